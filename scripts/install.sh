@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Create .venv and install vrhcaby into it; `install.sh dev` adds the test tools.
+# torch 2.13.0 is installed first (a CPU wheel where one lies on local disk) so the
+# project's torch range is already met and pip never pulls a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extra="${1:-}"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/pip install -q torch==2.13.0
+if [ -n "$extra" ]; then
+    .venv/bin/pip install -q -e ".[$extra]"
+else
+    .venv/bin/pip install -q -e .
+fi
