@@ -1,0 +1,208 @@
+"""A whole turn as a value, its notation both ways, and the legal plays of a roll.
+
+Notation follows GNU Backgammon: steps sorted from the highest source point, the steps of
+one checker joined (`24/13`, with a hit on the way shown as `13/7*/5`), equal moves
+counted (`8/5(2) 6/5(2)`), `bar` and `off` for the bar and bearing off.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.movegen import batch_afterstates_with_steps
+from engine.position import Position
+
+BAR = 25
+OFF = 0
+
+
+class InvalidPlayError(ValueError):
+    """The text is not a play in backgammon notation at all."""
+
+
+class IllegalPlayError(ValueError):
+    """The text is a play, but not a legal one in this position with this roll."""
+
+
+def check_dice(dice: tuple[int, int] | list[int] | np.ndarray) -> tuple[int, int]:
+    """Two dice as ints in 1..6, or a ValueError naming the bad value."""
+    values = tuple(int(d) for d in dice)
+    if len(values) != 2:
+        raise ValueError(f"a roll is two dice, got {len(values)}")
+    for d in values:
+        if not 1 <= d <= 6:
+            raise ValueError(f"a die shows 1..6, got {d}")
+    return values  # type: ignore[return-value]
+
+
+def _point_text(point: int) -> str:
+    return "bar" if point == BAR else "off" if point == OFF else str(point)
+
+
+@dataclass(frozen=True)
+class Play:
+    """One turn: checker steps `(from, to)` in the order played, which of them hit, and
+    the resulting position (the mover still on roll). Points are the mover's own: 25 is
+    the bar, 0 is off.
+
+    >>> plays = legal_plays(Position.start(), (3, 1))
+    >>> str(plays[0]) in {str(p) for p in plays}
+    True
+    >>> str(Play.parse("8/5 6/5", Position.start(), (3, 1)))
+    '8/5 6/5'
+    """
+
+    steps: tuple[tuple[int, int], ...]
+    hits: tuple[bool, ...]
+    position: Position
+
+    def __str__(self) -> str:
+        return format_steps(self.steps, self.hits)
+
+    @classmethod
+    def parse(
+        cls, text: str, position: Position, dice: tuple[int, int] | list[int]
+    ) -> Play:
+        """The legal play that `text` names, e.g. `24/18 13/11` or `bar/22 6/off`.
+
+        Raises InvalidPlayError for text that is not notation and IllegalPlayError for
+        a play this roll cannot make here.
+        """
+        segments = parse_notation(text)
+        dice = check_dice(dice)
+        mover = position.board[1].astype(np.int64)
+        starred: set[int] = set()
+        for chain, stars, count in segments:
+            for _ in range(count):
+                src = 24 if chain[0] == BAR else chain[0] - 1
+                if mover[src] == 0:
+                    where = "on the bar" if chain[0] == BAR else f"on point {chain[0]}"
+                    raise IllegalPlayError(f"{text.strip()!r}: no checker left {where}")
+                mover[src] -= 1
+                if chain[-1] != OFF:
+                    mover[chain[-1] - 1] += 1
+            starred.update(stars)
+        candidates = [
+            p
+            for p in legal_plays(position, dice)
+            if np.array_equal(p.position.board[1], mover)
+            and starred <= {to for (_, to), hit in zip(p.steps, p.hits, strict=True) if hit}
+        ]
+        if not candidates:
+            raise IllegalPlayError(
+                f"{text.strip()!r} is not a legal play for {dice[0]}-{dice[1]} here"
+            )
+        exact = [p for p in candidates if _hit_points(p) == starred] or candidates
+        if len({p.position for p in exact}) > 1:
+            raise InvalidPlayError(
+                f"{text.strip()!r} is ambiguous: write the intermediate points, "
+                f"e.g. {' or '.join(str(p) for p in exact)}"
+            )
+        return exact[0]
+
+
+def _hit_points(play: Play) -> set[int]:
+    return {to for (_, to), hit in zip(play.steps, play.hits, strict=True) if hit}
+
+
+def format_steps(steps: tuple[tuple[int, int], ...], hits: tuple[bool, ...]) -> str:
+    """GNU Backgammon's notation for a sequence of steps."""
+    order = sorted(zip(steps, hits, strict=True), key=lambda s: (-s[0][0], -s[0][1]))
+    chains: list[list[tuple[int, bool]]] = []  # [(from, False), (point, hit), ...]
+    for (src, dst), hit in order:
+        for chain in chains:
+            if chain[-1][0] == src and len(chain) > 1:
+                chain.append((dst, hit))
+                break
+        else:
+            chains.append([(src, False), (dst, hit)])
+    texts = []
+    for chain in chains:
+        parts = [_point_text(chain[0][0])]
+        for i, (point, hit) in enumerate(chain[1:], start=1):
+            if hit or i == len(chain) - 1:
+                parts.append(_point_text(point) + ("*" if hit else ""))
+        texts.append("/".join(parts))
+    counts = Counter(texts)
+    seen: list[str] = []
+    for t in texts:
+        if t not in seen:
+            seen.append(t)
+    return " ".join(t if counts[t] == 1 else f"{t}({counts[t]})" for t in seen)
+
+
+_TOKEN = re.compile(r"^(?P<chain>[^()]+?)(?:\((?P<count>\d+)\))?$")
+_POINT = re.compile(r"^(?P<point>\d+|bar|b|off|o)(?P<star>\*?)$")
+
+
+def parse_notation(text: str) -> list[tuple[list[int], set[int], int]]:
+    """Split notation into `(points, hit points, count)` per token; InvalidPlayError if
+    it is not notation. Points are the mover's: 25 the bar, 0 off."""
+    tokens = text.lower().replace(",", " ").split()
+    if not tokens:
+        raise InvalidPlayError("empty play: write moves like '24/18 13/11'")
+    segments = []
+    for token in tokens:
+        m = _TOKEN.match(token)
+        if not m:
+            raise InvalidPlayError(f"cannot read {token!r}: write moves like '13/7' or '8/5(2)'")
+        count = int(m["count"]) if m["count"] else 1
+        if not 1 <= count <= 4:
+            raise InvalidPlayError(f"{token!r}: a move is repeated 1 to 4 times, not {count}")
+        parts = re.split(r"[/-]", m["chain"])
+        if len(parts) < 2:
+            raise InvalidPlayError(f"{token!r}: a move needs a source and a destination")
+        points: list[int] = []
+        stars: set[int] = set()
+        for part in parts:
+            pm = _POINT.match(part)
+            if not pm:
+                raise InvalidPlayError(f"{token!r}: {part!r} is not a point, 'bar' or 'off'")
+            name = pm["point"]
+            point = BAR if name in ("bar", "b") else OFF if name in ("off", "o") else int(name)
+            if not 0 <= point <= 25:
+                raise InvalidPlayError(f"{token!r}: there is no point {point}")
+            if pm["star"]:
+                if point in (OFF, BAR):
+                    raise InvalidPlayError(f"{token!r}: nothing can be hit {_point_text(point)}")
+                stars.add(point)
+            points.append(point)
+        if points[0] == OFF:
+            raise InvalidPlayError(f"{token!r}: a move cannot start from 'off'")
+        if any(p == BAR for p in points[1:]) or any(p == OFF for p in points[:-1]):
+            raise InvalidPlayError(f"{token!r}: 'bar' comes first and 'off' last")
+        if any(a <= b for a, b in zip(points, points[1:], strict=False)):
+            raise InvalidPlayError(f"{token!r}: checkers move from higher to lower points")
+        segments.append((points, stars, count))
+    return segments
+
+
+def legal_plays(position: Position, dice: tuple[int, int] | list[int]) -> list[Play]:
+    """Every distinct legal play (one per resulting position); empty when none is legal.
+
+    >>> len(legal_plays(Position.start(), (3, 1)))
+    16
+    >>> len(legal_plays(Position.start(), (6, 6)))
+    4
+    """
+    if any(position.waiting):
+        raise ValueError("use engine.acey_deucey for positions with waiting checkers")
+    dice = check_dice(dice)
+    after, _, steps = batch_afterstates_with_steps(
+        position.board[None], np.array([dice], dtype=np.int64)
+    )
+    plays = []
+    for board, path in zip(after, steps, strict=True):
+        used = path[path[:, 0] > 0]
+        plays.append(
+            Play(
+                steps=tuple((int(a), int(b)) for a, b, _ in used),
+                hits=tuple(bool(h) for _, _, h in used),
+                position=Position(board),
+            )
+        )
+    return plays

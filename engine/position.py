@@ -1,0 +1,155 @@
+"""The position value: both sides' checkers, seen from the side on roll.
+
+A `Position` wraps an int8 (2, 25) board in GNU Backgammon's layout: row 1 the side on
+roll, row 0 the other side, each from its own view (index 0..23 its points 1..24, index
+24 its bar); checkers not on the board are borne off, except in acey-deucey, where
+`waiting` counts each side's checkers that have not yet entered.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from engine.variants import get_variant
+
+CHECKERS = 15
+
+PositionClass = Literal["over", "bearoff", "race", "contact"]
+
+
+def validate_board(board: np.ndarray, waiting: tuple[int, int] = (0, 0)) -> None:
+    """Raise ValueError naming what is wrong with a (2, 25) board, if anything."""
+    if board.shape != (2, 25):
+        raise ValueError(f"a board has shape (2, 25), got {board.shape}")
+    if board.min() < 0:
+        raise ValueError("a board cannot hold a negative number of checkers")
+    for row, side in ((1, "the side on roll"), (0, "the side not on roll")):
+        total = int(board[row].sum()) + waiting[row]
+        if total > CHECKERS:
+            raise ValueError(f"{side} has {total} checkers; at most {CHECKERS} are allowed")
+    clash = (board[1, :24] > 0) & (board[0, 23::-1] > 0)
+    if clash.any():
+        point = int(np.flatnonzero(clash)[0]) + 1
+        raise ValueError(f"point {point} (from the side on roll) is held by both sides")
+
+
+def pips(board: np.ndarray) -> np.ndarray:
+    """Pip counts `[side not on roll, side on roll]` of a board, or of a batch of them."""
+    weights = np.arange(1, 26, dtype=np.int64)
+    return (board.astype(np.int64) * weights).sum(axis=-1)
+
+
+def has_contact(board: np.ndarray) -> np.ndarray | bool:
+    """Whether any checker must still pass an opposing one (batched over leading axes)."""
+    b = np.asarray(board)
+    # My rearmost checker (highest point, the bar counting as 25) against the opponent's
+    # rearmost checker seen from my side (25 - its highest point, the bar as 0).
+    mine = b[..., 1, :] > 0
+    theirs = b[..., 0, :] > 0
+    my_back = np.where(mine.any(axis=-1), 24 - np.argmax(mine[..., ::-1], axis=-1), -1)
+    their_back = np.where(theirs.any(axis=-1), 24 - np.argmax(theirs[..., ::-1], axis=-1), -1)
+    # Their index j is my point 24 - j; my rearmost checker (my point i + 1) still has to
+    # pass their rearmost one while i + 1 > 24 - j.
+    contact = (my_back >= 0) & (their_back >= 0) & (my_back + their_back > 23)
+    return bool(contact) if contact.ndim == 0 else contact
+
+
+class Position:
+    """An immutable position, from the view of the side on roll.
+
+    >>> p = Position.start()
+    >>> p.position_id()
+    '4HPwATDgc/ABMA'
+    >>> p.pips()
+    (167, 167)
+    >>> p.flip() == p
+    True
+    """
+
+    __slots__ = ("_board", "_key", "_waiting")
+
+    def __init__(self, board: np.ndarray, waiting: tuple[int, int] = (0, 0)) -> None:
+        arr = np.array(board, dtype=np.int8, copy=True)
+        waiting = (int(waiting[0]), int(waiting[1]))
+        validate_board(arr, waiting)
+        if min(waiting) < 0:
+            raise ValueError("waiting checker counts cannot be negative")
+        arr.setflags(write=False)
+        self._board = arr
+        self._waiting = waiting
+        self._key = arr.tobytes() + bytes(waiting)
+
+    @classmethod
+    def start(cls, variant: str = "standard") -> Position:
+        """The starting position of a variant, the first player on roll."""
+        v = get_variant(variant)
+        board = np.zeros((2, 25), np.int8)
+        for point, count in v.layout:
+            board[:, point - 1] = count
+        waiting = (CHECKERS, CHECKERS) if v.enter_from_start else (0, 0)
+        return cls(board, waiting)
+
+    @classmethod
+    def from_id(cls, position_id: str) -> Position:
+        """Decode a GNU Backgammon Position ID.
+
+        >>> Position.from_id('4HPwATDgc/ABMA') == Position.start()
+        True
+        """
+        from engine.formats import board_from_position_id
+
+        return cls(board_from_position_id(position_id))
+
+    def position_id(self) -> str:
+        """The GNU Backgammon Position ID (waiting acey-deucey checkers count as off)."""
+        from engine.formats import position_id
+
+        return position_id(self._board)
+
+    @property
+    def board(self) -> np.ndarray:
+        """The read-only int8 (2, 25) board: row 1 on roll, row 0 not on roll."""
+        return self._board
+
+    @property
+    def waiting(self) -> tuple[int, int]:
+        """Acey-deucey checkers not yet entered: `(side not on roll, side on roll)`."""
+        return self._waiting
+
+    def borne_off(self) -> tuple[int, int]:
+        """Checkers borne off: `(side on roll, side not on roll)`."""
+        on = CHECKERS - int(self._board[1].sum()) - self._waiting[1]
+        off = CHECKERS - int(self._board[0].sum()) - self._waiting[0]
+        return on, off
+
+    def flip(self) -> Position:
+        """The same position seen by the other side (now on roll)."""
+        return Position(self._board[::-1], self._waiting[::-1])
+
+    def pips(self) -> tuple[int, int]:
+        """Pip counts `(side on roll, side not on roll)`; waiting checkers count 25."""
+        p = pips(self._board)
+        return int(p[1]) + 25 * self._waiting[1], int(p[0]) + 25 * self._waiting[0]
+
+    def classify(self) -> PositionClass:
+        """`over` (a side has borne off all), `race`/`bearoff` (no contact), or `contact`."""
+        on, off = self.borne_off()
+        if CHECKERS in (on, off):
+            return "over"
+        if any(self._waiting) or has_contact(self._board):
+            return "contact"
+        home = self._board[:, 6:].sum() == 0
+        return "bearoff" if home else "race"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Position) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        if any(self._waiting):
+            return f"Position(board={self._board.tolist()}, waiting={self._waiting})"
+        return f"Position.from_id({self.position_id()!r})"

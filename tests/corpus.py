@@ -1,0 +1,65 @@
+"""Seeded corpora of positions with rolls for move-generator checks.
+
+Three sources, so that every rule is exercised: positions from random games, positions
+from games between greedy pip-runners (long races and bear-offs), and random boards
+(bar checkers against closed boards, gaps in the bear-off, stray blots).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import engine
+
+
+def game_positions(n_games: int, seed: int) -> list[np.ndarray]:
+    """Boards before each turn of random games, from the roller's view."""
+    rng = np.random.default_rng(seed)
+    boards = []
+    for i in range(n_games):
+        runner = i % 2 == 1
+
+        def choose(pos, dice, plays, runner=runner):
+            if runner:  # prefer plays that bear off / advance the rearmost checkers
+                return min(plays, key=lambda p: engine.pips(p.position.board)[1])
+            return plays[int(rng.integers(len(plays)))]
+
+        record = engine.play_game((choose, choose), rng)
+        boards.extend(p.board.copy() for p in record.positions()[:-1])
+    return boards
+
+
+def random_board(rng: np.random.Generator) -> np.ndarray:
+    """A valid board with checkers scattered at random, biased towards hard cases."""
+    board = np.zeros((2, 25), np.int8)
+    kind = rng.integers(4)
+    for row in (1, 0):
+        n = int(rng.integers(1, 16))
+        if kind == 0 and row == 1:  # bear-off with gaps
+            spots = rng.integers(0, 6, size=n)
+        elif kind == 1 and row == 0:  # opponent closes its home board
+            spots = np.concatenate([np.repeat(np.arange(int(rng.integers(3, 7))), 2),
+                                    rng.integers(0, 24, size=3)])
+        else:
+            spots = rng.integers(0, 25 if rng.random() < 0.3 else 24, size=n)
+        for s in spots:
+            if board[row].sum() >= 15:
+                break
+            other = 23 - s
+            if s < 24 and board[1 - row, other] > 0:
+                continue
+            board[row, s] += 1
+    if kind == 1 and board[1].sum() < 15:
+        board[1, 24] += 1  # a checker on the bar facing the closed board
+    return board
+
+
+def corpus(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`n` boards with rolls: half from games, half random boards. int8 (n,2,25), (n,2)."""
+    rng = np.random.default_rng(seed)
+    boards = game_positions(max(2, n // 80), seed)[: n // 2]
+    while len(boards) < n:
+        boards.append(random_board(rng))
+    order = rng.permutation(len(boards))
+    dice = rng.integers(1, 7, size=(n, 2))
+    return np.stack(boards)[order], dice

@@ -1,0 +1,47 @@
+"""The `vrhcaby` command: one verb per module under `vrhcaby.commands`.
+
+Each command module exposes `register(subparsers)`, which adds its parser and sets
+`func=run` where `run(args) -> int` is the exit status. Errors meant for the user are
+raised as `UsageError` (or `ValueError` from the engine's parsers) and printed as one line
+on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = (
+    "moves",
+    "show",
+)
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vrhcaby", description="Train and judge backgammon bots the TD-Gammon way."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"vrhcaby.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UsageError, ValueError, FileNotFoundError) as exc:
+        print(f"vrhcaby {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

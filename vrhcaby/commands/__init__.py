@@ -1,0 +1,1 @@
+"""Command-line verbs; see `vrhcaby.cli`."""
