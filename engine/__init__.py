@@ -4,10 +4,21 @@ Pure numpy (the generator's kernel compiled by numba); no torch, no I/O.
 
 >>> import numpy as np, engine
 >>> pos = engine.Position.from_id("4HPwATDgc/ABMA")
->>> [str(p) for p in engine.legal_plays(pos, (6, 5))]
-['24/13']
+>>> sorted(str(p) for p in engine.legal_plays(pos, (6, 5)))[:3]
+['13/2', '13/7 8/3', '13/8 13/7']
 """
 
+from engine.formats import (
+    GameState,
+    MatchState,
+    board_from_position_id,
+    gnubg_id,
+    match_id,
+    parse_position,
+    parse_xgid,
+    position_id,
+    xgid,
+)
 from engine.game import (
     GameRecord,
     SelfPlayResult,
@@ -28,8 +39,10 @@ __all__ = [
     "CHECKERS",
     "VARIANTS",
     "GameRecord",
+    "GameState",
     "IllegalPlayError",
     "InvalidPlayError",
+    "MatchState",
     "Play",
     "Position",
     "SelfPlayResult",
@@ -37,16 +50,23 @@ __all__ = [
     "Variant",
     "batch_afterstates",
     "batch_afterstates_with_steps",
+    "board_from_position_id",
     "check_dice",
     "game_value",
     "get_variant",
+    "gnubg_id",
     "has_contact",
     "legal_plays",
+    "match_id",
     "opening_roll",
+    "parse_position",
+    "parse_xgid",
     "pips",
     "play_game",
+    "position_id",
     "random_chooser",
     "random_selfplay",
     "roll_dice",
     "validate_board",
+    "xgid",
 ]

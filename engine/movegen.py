@@ -31,6 +31,26 @@ def _hash(board: np.ndarray, zob: np.ndarray) -> np.uint64:
     return h
 
 
+_ILLEGAL = -99
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _target(cur: np.ndarray, s: int, die: int, outside: int) -> int:
+    """Where a checker from index `s` lands with `die` (-1 for off), or `_ILLEGAL`."""
+    if cur[1, s] == 0:
+        return _ILLEGAL
+    t = s - die
+    if t >= 0:
+        return t if cur[0, 23 - t] < 2 else _ILLEGAL
+    if outside > 0:
+        return _ILLEGAL
+    if t < -1:
+        for j in range(s + 1, 6):
+            if cur[1, j] > 0:
+                return _ILLEGAL
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def _grow(a: np.ndarray) -> np.ndarray:
     bigger = np.empty((a.shape[0] * 2,) + a.shape[1:], a.dtype)
@@ -39,7 +59,7 @@ def _grow(a: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on purpose
+def _generate(boards, dice, zob, record):
     n_boards = boards.shape[0]
     cap = max(64, n_boards * 32)
     out = np.empty((cap, 2, 25), np.int8)
@@ -59,6 +79,7 @@ def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on pu
     moved = np.empty(5, np.bool_)
     path = np.zeros((4, 3), np.int8)
     seq = np.empty(4, np.int64)
+    first_legal = np.zeros(25, np.bool_)
 
     n = 0
     for b in range(n_boards):
@@ -70,6 +91,16 @@ def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on pu
         start = n
         best_depth = 0
         gen += 1
+        stack[0] = boards[b]
+        keys[0] = _hash(boards[b], zob)
+        out_count = 0
+        for i in range(6, 25):
+            out_count += boards[b, 1, i]
+        outside[0] = out_count
+        if not double:
+            lowest = 24 if boards[b, 1, 24] > 0 else 0
+            for i in range(25):
+                first_legal[i] = i >= lowest and _target(stack[0], i, d1, out_count) != _ILLEGAL
         for order in range(n_orders):
             if double:
                 seq[0] = d1
@@ -82,12 +113,7 @@ def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on pu
             else:
                 seq[0] = d2
                 seq[1] = d1
-            stack[0] = boards[b]
-            keys[0] = _hash(boards[b], zob)
-            out_count = 0
-            for i in range(6, 25):
-                out_count += boards[b, 1, i]
-            outside[0] = out_count
+            skip_known = order == 1
             next_src[0] = 24
             moved[0] = False
             level = 0
@@ -101,34 +127,20 @@ def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on pu
                     found = -1
                     target = 0
                     s = next_src[level]
-                    if cur[1, 24] > 0:
-                        if s == 24:
-                            t = 24 - die
-                            if cur[0, 23 - t] < 2:
-                                found = 24
+                    lowest = 24 if cur[1, 24] > 0 else 0
+                    while s >= lowest:
+                        t = _target(cur, s, die, outside[level])
+                        if t != _ILLEGAL:
+                            moved[level] = True
+                            # The second order of a non-double only needs the plays the
+                            # first order could not make: the same checker going on, or a
+                            # move that was illegal before the first one.
+                            if not (skip_known and level == 1 and first_legal[s]
+                                    and s != path[0, 1] - 1):
+                                found = s
                                 target = t
-                    else:
-                        while s >= 0:
-                            if cur[1, s] > 0:
-                                t = s - die
-                                if t >= 0:
-                                    if cur[0, 23 - t] < 2:
-                                        found = s
-                                        target = t
-                                        break
-                                elif outside[level] == 0:
-                                    if t == -1:
-                                        found = s
-                                        target = t
-                                        break
-                                    higher = 0
-                                    for j in range(s + 1, 6):
-                                        higher += cur[1, j]
-                                    if higher == 0:
-                                        found = s
-                                        target = t
-                                        break
-                            s -= 1
+                                break
+                        s -= 1
                     if found < 0:
                         if not moved[level]:
                             leaf = True
@@ -137,7 +149,6 @@ def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on pu
                             continue
                     else:
                         next_src[level] = found - 1
-                        moved[level] = True
                         nxt = stack[level + 1]
                         nxt[:] = cur
                         key = keys[level]

@@ -8,7 +8,6 @@ counted (`8/5(2) 6/5(2)`), `bar` and `off` for the bar and bearing off.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,29 +109,47 @@ def _hit_points(play: Play) -> set[int]:
 
 
 def format_steps(steps: tuple[tuple[int, int], ...], hits: tuple[bool, ...]) -> str:
-    """GNU Backgammon's notation for a sequence of steps."""
-    order = sorted(zip(steps, hits, strict=True), key=lambda s: (-s[0][0], -s[0][1]))
-    chains: list[list[tuple[int, bool]]] = []  # [(from, False), (point, hit), ...]
-    for (src, dst), hit in order:
-        for chain in chains:
-            if chain[-1][0] == src and len(chain) > 1:
-                chain.append((dst, hit))
+    """GNU Backgammon's notation for a sequence of steps.
+
+    Steps are ordered from the highest source; the steps of one checker are joined, keeping
+    an intermediate point only where it hit (`13/7*/5`); equal moves are counted (`(2)`);
+    each point where a blot was hit is starred once.
+    """
+    hit_points = {dst for (_, dst), hit in zip(steps, hits, strict=True) if hit}
+    chains = [[src, dst] for src, dst in sorted(steps, key=lambda s: (-s[0], -s[1]))]
+    alive = [True] * len(chains)
+    for i, chain in enumerate(chains):
+        for j in range(i + 1, len(chains)):
+            if alive[i] and alive[j] and chain[-1] == chains[j][0]:
+                if chain[-1] in hit_points:
+                    chain.append(chains[j][-1])
+                else:
+                    chain[-1] = chains[j][-1]
+                alive[j] = False
+    counted: list[tuple[list[int], int]] = []
+    for chain, live in zip(chains, alive, strict=True):
+        if not live:
+            continue
+        for k, (other, n) in enumerate(counted):
+            if other == chain:
+                counted[k] = (other, n + 1)
                 break
         else:
-            chains.append([(src, False), (dst, hit)])
+            counted.append((chain, 1))
+    starred: set[int] = set()
     texts = []
-    for chain in chains:
-        parts = [_point_text(chain[0][0])]
-        for i, (point, hit) in enumerate(chain[1:], start=1):
-            if hit or i == len(chain) - 1:
-                parts.append(_point_text(point) + ("*" if hit else ""))
-        texts.append("/".join(parts))
-    counts = Counter(texts)
-    seen: list[str] = []
-    for t in texts:
-        if t not in seen:
-            seen.append(t)
-    return " ".join(t if counts[t] == 1 else f"{t}({counts[t]})" for t in seen)
+    for chain, n in counted:
+        text = _point_text(chain[0])
+        for point in chain[1:-1]:
+            text += f"/{_point_text(point)}*"
+            starred.add(point)
+        last = chain[-1]
+        text += "/" + _point_text(last)
+        if last in hit_points and last not in starred:
+            text += "*"
+            starred.add(last)
+        texts.append(text if n == 1 else f"{text}({n})")
+    return " ".join(texts)
 
 
 _TOKEN = re.compile(r"^(?P<chain>[^()]+?)(?:\((?P<count>\d+)\))?$")
@@ -187,7 +204,7 @@ def legal_plays(position: Position, dice: tuple[int, int] | list[int]) -> list[P
     >>> len(legal_plays(Position.start(), (3, 1)))
     16
     >>> len(legal_plays(Position.start(), (6, 6)))
-    4
+    11
     """
     if any(position.waiting):
         raise ValueError("use engine.acey_deucey for positions with waiting checkers")

@@ -15,6 +15,7 @@ import sys
 COMMANDS = (
     "moves",
     "show",
+    "tournament",
 )
 
 

@@ -1,0 +1,97 @@
+"""Backgammon agents, named by spec strings that are the same in Python, configs and the
+command line.
+
+Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
+
+==============================  ==========================================================
+``random[?seed=N]``             uniform over the distinct legal plays
+``heuristic``                   the hand-written strategy (`agents.heuristic`)
+``pubeval``                     Tesauro's public benchmark evaluator
+``td[:PATH][?plies=P&filter=A,B]`` a trained network (default ``checkpoints/td-best.pt``)
+                                with P-ply look-ahead (0, 1, 2) and move filters A, B
+``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
+==============================  ==========================================================
+
+>>> load_agent("pubeval").name
+'pubeval'
+>>> load_agent("random?seed=3").name
+'random?seed=3'
+"""
+
+from __future__ import annotations
+
+from agents.base import Agent, BatchAgent, CubelessAgent, GameContext
+
+__all__ = ["Agent", "BatchAgent", "CubelessAgent", "GameContext", "load_agent", "parse_spec"]
+
+_OPTIONS = {
+    "random": {"seed"},
+    "heuristic": set(),
+    "pubeval": set(),
+    "td": {"plies", "filter"},
+    "gnubg": {"plies"},
+}
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """Split a spec into `(name, path or None, options)`; ValueError if malformed."""
+    text = spec.strip()
+    head, _, query = text.partition("?")
+    name, colon, path = head.partition(":")
+    if name not in _OPTIONS:
+        raise ValueError(f"unknown agent {spec!r} (known: {', '.join(_OPTIONS)})")
+    if colon and name != "td":
+        raise ValueError(f"agent {name!r} takes no path (in {spec!r})")
+    options: dict[str, str] = {}
+    for item in filter(None, query.split("&")):
+        key, eq, value = item.partition("=")
+        if not eq or not value:
+            raise ValueError(f"agent option {item!r} in {spec!r} is not KEY=VALUE")
+        if key not in _OPTIONS[name]:
+            allowed = ", ".join(sorted(_OPTIONS[name])) or "none"
+            raise ValueError(f"agent {name!r} has no option {key!r} (options: {allowed})")
+        options[key] = value
+    return name, (path if colon else None), options
+
+
+def _int(spec: str, key: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"option {key}={value!r} of {spec!r} is not an integer") from None
+
+
+def load_agent(spec: str) -> Agent:
+    """The agent a spec names; ValueError (one line) for an unknown or unusable spec."""
+    name, path, options = parse_spec(spec)
+    agent: Agent
+    if name == "random":
+        from agents.simple import RandomAgent
+
+        seed = _int(spec, "seed", options["seed"]) if "seed" in options else None
+        agent = RandomAgent(seed)
+    elif name == "heuristic":
+        from agents.heuristic import HeuristicAgent
+
+        agent = HeuristicAgent()
+    elif name == "pubeval":
+        from agents.pubeval import PubevalAgent
+
+        agent = PubevalAgent()
+    elif name == "td":
+        from agents.td import load_td
+
+        if path == "":
+            raise ValueError(f"agent {spec!r}: write td:PATH, or td alone for the shipped net")
+        plies = _int(spec, "plies", options.get("plies", "0"))
+        parts = options.get("filter", "8,3").split(",")
+        if len(parts) != 2:
+            raise ValueError(f"option filter of {spec!r} is two sizes, like filter=8,3")
+        filt = (_int(spec, "filter", parts[0]), _int(spec, "filter", parts[1]))
+        agent = load_td(path, plies=plies, filter=filt)
+    else:
+        from agents.gnubg import GnubgAgent
+
+        agent = GnubgAgent(_int(spec, "plies", options.get("plies", "0")))
+    agent.name = spec.strip()
+    return agent

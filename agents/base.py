@@ -1,0 +1,197 @@
+"""The agent protocol, the cube/match context it is asked in, and the batched move picker.
+
+An agent answers four questions for the side on roll, always from that side's view:
+which play to make for a roll (`choose_play`), whether to double before rolling
+(`double_decision`), whether to take a double (`take_decision`), and whether to offer
+or accept a resignation. Agents that judge afterstates also answer `choose_boards`, the
+same choice for a whole batch of boards at once; the tournament runner uses it to play
+many games in lockstep.
+
+Agents without cube knowledge (everything here except a cube-aware neural agent) never
+double, always take, never offer to resign, and accept a resignation only when it
+concedes a backgammon, the most a game can be worth, so accepting can never cost them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+import engine
+
+CubeOwner = Literal["centre", "me", "opponent"]
+
+#: Board-only variants: a (2, 25) board is the whole state, so batched play applies.
+BOARD_VARIANTS = ("standard", "nackgammon", "nackgammon-seed")
+
+
+@dataclass(frozen=True)
+class GameContext:
+    """What an agent knows about the cube and the match, from the view of the side asked."""
+
+    #: The cube's value (1 while it has never been turned).
+    cube_value: int = 1
+    #: Who may double next: the centre (either side) or the side that owns the cube.
+    cube_owner: CubeOwner = "centre"
+    #: Whether the cube is in play at all (`--no-cube` turns it off).
+    cube_enabled: bool = True
+    #: The highest cube value allowed.
+    max_cube: int = 64
+    #: Match length in points; 0 for money play.
+    match_to: int = 0
+    #: Points already won in the match: (the side asked, its opponent).
+    score: tuple[int, int] = (0, 0)
+    #: Whether this game is the Crawford game (no doubling at all).
+    crawford: bool = False
+    #: Money play only: gammons count single while the cube has never been turned.
+    jacoby: bool = False
+
+    def flip(self) -> GameContext:
+        """The same context seen by the other side."""
+        owner: CubeOwner = {"centre": "centre", "me": "opponent", "opponent": "me"}[self.cube_owner]
+        return replace(self, cube_owner=owner, score=(self.score[1], self.score[0]))
+
+    def may_double(self) -> bool:
+        """Whether the side asked may legally and usefully offer a double now."""
+        if not self.cube_enabled or self.crawford or self.cube_owner == "opponent":
+            return False
+        if self.cube_value * 2 > self.max_cube:
+            return False
+        if self.match_to:
+            away = self.match_to - self.score[0]
+            # Needing one point, or already winning the match with the current cube,
+            # a double gains nothing (the rules say: offer no such double).
+            if away <= 1 or self.cube_value >= away:
+                return False
+        return True
+
+
+MONEY = GameContext()
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the tournament runner and the command line ask of every agent."""
+
+    #: The spec string the agent was loaded from (its name in tables and files).
+    name: str
+    #: Whether the agent makes real cube and resignation decisions (the runner asks
+    #: only these; the others are known never to double or resign and always to take).
+    cube_aware: bool
+
+    def supports(self, variant: str) -> bool:
+        """Whether the agent can play this variant."""
+        ...
+
+    def choose_play(self, position: engine.Position, dice: tuple[int, int]) -> engine.Play:
+        """The play chosen for the side on roll (ValueError when there is none)."""
+        ...
+
+    def double_decision(self, position: engine.Position, context: GameContext) -> bool:
+        """Before rolling: whether to offer a double."""
+        ...
+
+    def take_decision(self, position: engine.Position, context: GameContext) -> bool:
+        """Doubled (the doubler is row 0 of `position`): whether to take."""
+        ...
+
+    def resign_offer(self, position: engine.Position, context: GameContext) -> int:
+        """Before rolling: 0, or the game value (1, 2, 3) offered in resignation."""
+        ...
+
+    def accept_resignation(
+        self, position: engine.Position, context: GameContext, value: int
+    ) -> bool:
+        """On roll, offered the opponent's resignation of `value`: whether to accept."""
+        ...
+
+
+@runtime_checkable
+class BatchAgent(Agent, Protocol):
+    """An agent that picks plays for many boards in one call."""
+
+    def choose_boards(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        """The chosen afterstate, int8 (B, 2, 25), per board of int8 (B, 2, 25) and roll
+        int (B, 2); a board with no legal play comes back unchanged."""
+        ...
+
+
+class CubelessAgent:
+    """The cube and resignation answers of an agent without cube knowledge."""
+
+    name = "cubeless"
+    cube_aware = False
+
+    def supports(self, variant: str) -> bool:
+        return variant in BOARD_VARIANTS
+
+    def double_decision(self, position: engine.Position, context: GameContext) -> bool:
+        return False
+
+    def take_decision(self, position: engine.Position, context: GameContext) -> bool:
+        return True
+
+    def resign_offer(self, position: engine.Position, context: GameContext) -> int:
+        return 0
+
+    def accept_resignation(
+        self, position: engine.Position, context: GameContext, value: int
+    ) -> bool:
+        return value >= 3
+
+    def __repr__(self) -> str:
+        return f"<agent {self.name}>"
+
+
+def segment_argmax(scores: np.ndarray, parent: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per parent 0..n-1, the row of the highest score (the first on ties).
+
+    `parent` is grouped in ascending order, as `engine.batch_afterstates` returns it.
+    Returns `(rows, has)`: int64 (n,) row indices and bool (n,) whether the parent had any
+    row (rows of parents without any are 0 and meaningless).
+    """
+    order = np.lexsort((-np.asarray(scores, dtype=np.float64), parent))
+    sorted_parent = parent[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = sorted_parent[1:] != sorted_parent[:-1]
+    rows = np.zeros(n, dtype=np.int64)
+    has = np.zeros(n, dtype=bool)
+    rows[sorted_parent[first]] = order[first]
+    has[sorted_parent[first]] = True
+    return rows, has
+
+
+class AfterstateAgent(CubelessAgent):
+    """An agent that plays the afterstate of highest score, batched over many boards.
+
+    Subclasses define `score(afterstates, parent, boards)`: one float per afterstate,
+    higher is better for the mover (row 1), given the boards they came from.
+    """
+
+    def score(self, afterstates: np.ndarray, parent: np.ndarray, boards: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def choose_boards(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        after, parent = engine.batch_afterstates(boards, dice)
+        chosen = boards.copy()
+        if len(after):
+            rows, has = segment_argmax(self.score(after, parent, boards), parent, len(boards))
+            chosen[has] = after[rows[has]]
+        return chosen
+
+    def choose_play(self, position: engine.Position, dice: tuple[int, int]) -> engine.Play:
+        chosen = self.choose_boards(position.board[None], np.array([dice]))[0]
+        return play_reaching(position, dice, chosen)
+
+
+def play_reaching(
+    position: engine.Position, dice: tuple[int, int], board: np.ndarray
+) -> engine.Play:
+    """The legal play of `position` for `dice` whose resulting board is `board`."""
+    for play in engine.legal_plays(position, dice):
+        if np.array_equal(play.position.board, board):
+            return play
+    raise ValueError(f"no legal play for {dice[0]}-{dice[1]} reaches the chosen position")

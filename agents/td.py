@@ -1,0 +1,156 @@
+"""The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
+
+Spec `td[:PATH][?plies=0|1|2&filter=K0,K1]`. The evaluator (from `vrhcaby.net.load_evaluator`,
+or any object with `.probabilities(afterstates) -> (N, 5)` and `.variant`) gives, for each
+afterstate (mover in row 1, opponent to roll), P(win), P(win gammon), P(win backgammon),
+P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equity.
+
+* 0-ply plays the candidate of highest equity.
+* n-ply values a candidate as minus the average, over the opponent's 21 rolls (weights 1/36
+  and 2/36), of the (n-1)-ply value of the reply the opponent picks by 0-ply (as GNU
+  Backgammon does). A finished game is worth its points; a roll with no legal reply leaves
+  the position as it is, the turn passing back.
+* Move filters prune between plies: the best `K0` candidates by 0-ply go on to 1-ply,
+  the best `K1` of those by 1-ply to 2-ply (defaults 8 and 3).
+Every evaluation of one ply, for all candidates and all boards of a batch, is one call
+of the evaluator.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+import engine
+from agents.base import AfterstateAgent, segment_argmax
+from vrhcaby.net import equity
+
+#: The network `td` alone loads.
+SHIPPED = Path("checkpoints/td-best.pt")
+
+_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in _ROLLS]) / 36
+
+
+class Evaluator(Protocol):
+    """What the agent needs from a trained network."""
+
+    variant: str
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """float (N, 5) outcome probabilities for the mover (row 1) of each afterstate."""
+        ...
+
+
+def _top_k(scores: np.ndarray, parent: np.ndarray, k: int) -> np.ndarray:
+    """Mask of the best `k` finite scores of each parent's group."""
+    order = np.lexsort((-scores, parent))
+    p = parent[order]
+    start = np.ones(len(p), dtype=bool)
+    start[1:] = p[1:] != p[:-1]
+    group_start = np.maximum.accumulate(np.where(start, np.arange(len(p)), 0))
+    keep = np.zeros(len(p), dtype=bool)
+    keep[order] = (np.arange(len(p)) - group_start) < k
+    return keep & np.isfinite(scores)
+
+
+class TDAgent(AfterstateAgent):
+    """Plays the candidate with the best n-ply value under an evaluator."""
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        plies: int = 0,
+        filter: tuple[int, int] = (8, 3),
+        name: str = "td",
+    ) -> None:
+        if plies not in (0, 1, 2):
+            raise ValueError(f"td plies must be 0, 1 or 2, got {plies}")
+        if min(filter) < 1:
+            raise ValueError(f"td filter sizes must be at least 1, got {filter}")
+        self.evaluator = evaluator
+        self.plies = plies
+        self.filter = filter
+        self.name = name
+
+    def supports(self, variant: str) -> bool:
+        return variant == getattr(self.evaluator, "variant", "standard")
+
+    def _equity(
+        self, after: np.ndarray, roots: np.ndarray | None, parent: np.ndarray | None
+    ) -> np.ndarray:
+        fast = getattr(self.evaluator, "probabilities_from", None)
+        if fast is not None and roots is not None and parent is not None:
+            return equity(np.asarray(fast(roots, after, parent), dtype=np.float64))
+        return equity(np.asarray(self.evaluator.probabilities(after), dtype=np.float64))
+
+    def value(
+        self,
+        afterstates: np.ndarray,
+        plies: int,
+        roots: np.ndarray | None = None,
+        parent: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The n-ply value of each afterstate for its mover (row 1), in points.
+
+        `roots[parent]` may name the boards the afterstates were played from (mover in
+        row 1), which lets an evaluator with `probabilities_from` work incrementally.
+        """
+        a = np.asarray(afterstates, dtype=np.int8)
+        v = game_points = engine.game_value(a).astype(np.float64)
+        live = game_points == 0
+        if not live.any():
+            return v
+        if plies == 0:
+            sub = parent[live] if parent is not None else None
+            v[live] = self._equity(a[live], roots, sub)
+            return v
+        cands = a[live]
+        n = len(cands)
+        boards = np.repeat(cands[:, ::-1], len(_ROLLS), axis=0)
+        dice = np.tile(_ROLLS, (n, 1))
+        replies, parent = engine.batch_afterstates(boards, dice)
+        passes = np.flatnonzero(np.bincount(parent, minlength=len(boards)) == 0)
+        if len(passes):
+            replies = np.concatenate([replies, boards[passes]])
+            parent = np.concatenate([parent, passes])
+            order = np.argsort(parent, kind="stable")
+            replies, parent = replies[order], parent[order]
+        v0 = self.value(replies, 0, boards, parent)
+        rows, _ = segment_argmax(v0, parent, len(boards))
+        best = v0[rows] if plies == 1 else self.value(replies[rows], plies - 1)
+        v[live] = -(best.reshape(n, len(_ROLLS)) @ _WEIGHTS)
+        return v
+
+    def score(self, afterstates: np.ndarray, parent: np.ndarray, boards: np.ndarray) -> np.ndarray:
+        scores = self.value(afterstates, 0, boards, parent)
+        for depth in range(1, self.plies + 1):
+            keep = _top_k(scores, parent, self.filter[depth - 1])
+            deeper = np.full(len(scores), -np.inf)
+            deeper[keep] = self.value(afterstates[keep], depth)
+            scores = deeper
+        return scores
+
+
+def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) -> TDAgent:
+    """The agent for spec `td[:PATH]`: the network at `path`, or the shipped one."""
+    file = Path(path) if path else SHIPPED
+    if not file.is_file():
+        if path:
+            raise ValueError(f"td: checkpoint {str(file)!r} not found")
+        raise ValueError(
+            f"td: no shipped network ({SHIPPED} is missing); train one or name a "
+            "checkpoint as td:PATH"
+        )
+    try:
+        from vrhcaby.net import load_evaluator
+    except ImportError as exc:
+        raise ValueError(f"td: cannot load networks ({exc})") from exc
+    spec = f"td:{path}" if path else "td"
+    try:
+        evaluator = load_evaluator(file)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"td: cannot load {str(file)!r}: {exc}") from None
+    return TDAgent(evaluator, plies=plies, filter=filter, name=spec)

@@ -1,0 +1,536 @@
+"""Matches and tournaments between agents, many games advanced in lockstep.
+
+Each sample of a pair is played twice with the same dice stream and the seats swapped
+(mirrored dice), so luck largely cancels; points per game come with a 95% interval that
+treats each mirrored pair (the mean of its two games) as one sample. In match mode a
+sample is a mirrored pair of matches and its points per game is the net points over the
+games of both. Agents that pick plays in batches (`choose_boards`) are asked once per turn
+for all games where they are on roll; the others move one game at a time.
+
+Chunks of games have fixed sizes and seeds derived from `seed`, so results do not depend
+on the number of processes.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+import engine
+from agents.base import GameContext, play_reaching
+from vrhcaby.stats import mean_ci95, wilson_ci95
+
+#: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
+CHUNK = 64
+MAX_TURNS = 10_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the games of a pair are played."""
+
+    variant: str = "standard"
+    match_to: int = 0
+    cube: bool = True
+    jacoby: bool = False
+    mirrored: bool = True
+    record: bool = False
+
+
+@dataclass
+class GameResult:
+    """One finished game, from seat 0's view of who won; `a_seat` says where A sat."""
+
+    sample: int
+    copy: int
+    a_seat: int
+    winner: int
+    value: int
+    cube: int
+    points: int
+    match_winner: int = -1
+    record: dict | None = None
+
+    @property
+    def a_points(self) -> int:
+        return self.points if self.winner == self.a_seat else -self.points
+
+
+@dataclass
+class PairResult:
+    """The results of agent A against agent B (points and counts from A's view)."""
+
+    a: str
+    b: str
+    games: int
+    ppg: float
+    ci95: tuple[float, float]
+    wins: tuple[int, int]
+    gammons: tuple[int, int]
+    backgammons: tuple[int, int]
+    pairs: int = 0
+    mirrored: bool = True
+    match_to: int = 0
+    matches: int = 0
+    match_wins: tuple[int, int] = (0, 0)
+    match_win_rate: float = math.nan
+    match_ci95: tuple[float, float] = (math.nan, math.nan)
+    interrupted: bool = False
+    results: list[GameResult] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict:
+        """The JSON object of `--json` (NaN written as null)."""
+        d = {k: v for k, v in asdict(self).items() if k != "results"}
+        if not self.match_to:
+            for k in ("match_to", "matches", "match_wins", "match_win_rate", "match_ci95"):
+                d.pop(k)
+        return _nan_to_none(d)
+
+
+def _nan_to_none(x):
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _nan_to_none(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_nan_to_none(v) for v in x]
+    return x
+
+
+def check_agents(agents, settings: Settings) -> None:
+    """ValueError, before any game, if an agent cannot play the variant."""
+    engine.get_variant(settings.variant)
+    for agent in agents:
+        if not agent.supports(settings.variant):
+            raise ValueError(f"agent {agent.name!r} cannot play variant {settings.variant!r}")
+
+
+class _Dice:
+    """Per-sample dice streams, extended in fixed chunks so they replay exactly."""
+
+    def __init__(self, seeds: list[int]) -> None:
+        self.rngs = [np.random.default_rng(s) for s in seeds]
+        self.rolls = np.zeros((len(seeds), 0, 2), dtype=np.int64)
+
+    def get(self, sample: np.ndarray, turn: np.ndarray) -> np.ndarray:
+        while len(sample) and turn.max() >= self.rolls.shape[1]:
+            more = np.stack([engine.roll_dice(r, 256) for r in self.rngs])
+            self.rolls = np.concatenate([self.rolls, more], axis=1)
+        return self.rolls[sample, turn]
+
+
+def _choose(agent, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+    if hasattr(agent, "choose_boards"):
+        return agent.choose_boards(boards, dice)
+    out = boards.copy()
+    for i, (b, d) in enumerate(zip(boards, dice, strict=True)):
+        pos = engine.Position(b)
+        roll = (int(d[0]), int(d[1]))
+        if engine.legal_plays(pos, roll):
+            out[i] = agent.choose_play(pos, roll).position.board
+    return out
+
+
+def play_chunk(
+    agents: tuple,
+    samples: range,
+    seed: int,
+    settings: Settings,
+    on_result: Callable[[GameResult], None] | None = None,
+) -> list[GameResult]:
+    """Play the mirrored samples `samples` of a pair in lockstep; results in finishing order."""
+    for i, agent in enumerate(agents):
+        if hasattr(agent, "reseed"):
+            agent.reseed(int(np.random.SeedSequence([seed, samples.start, i]).generate_state(1)[0]))
+    copies = 2 if settings.mirrored else 1
+    n = len(samples) * copies
+    sample = np.repeat(np.arange(len(samples)), copies)
+    copy = np.tile(np.arange(copies), len(samples))
+    a_seat = copy.copy()  # copy 0: A in seat 0; copy 1: B in seat 0
+    dice_streams = _Dice([seed * 1_000_003 + s for s in samples])
+    start = engine.Position.start(settings.variant).board
+    boards = np.repeat(start[None], n, axis=0)
+    turn = np.zeros(n, dtype=np.int64)  # index into the sample's dice stream
+    ply = np.zeros(n, dtype=np.int64)  # turns played in the current game
+    on_roll = np.zeros(n, dtype=np.int64)
+    cube = np.ones(n, dtype=np.int64)
+    owner = np.full(n, -1, dtype=np.int64)
+    score = np.zeros((n, 2), dtype=np.int64)
+    crawford = np.zeros(n, dtype=bool)
+    crawford_done = np.zeros(n, dtype=bool)
+    active = np.ones(n, dtype=bool)
+    pending = np.zeros((n, 2), dtype=np.int64)
+    events: list[list] = [[] for _ in range(n)]
+    results: list[GameResult] = []
+
+    def opening(idx: np.ndarray) -> None:
+        while len(idx):
+            d = dice_streams.get(sample[idx], turn[idx])
+            tie = d[:, 0] == d[:, 1]
+            first = idx[~tie]
+            dd = d[~tie]
+            on_roll[first] = (dd[:, 1] > dd[:, 0]).astype(np.int64)
+            pending[first] = np.sort(dd, axis=1)[:, ::-1]
+            turn[first] += 1
+            turn[idx[tie]] += 1
+            idx = idx[tie]
+
+    def finish(i: int, winner: int, value: int, points: int) -> None:
+        res = GameResult(
+            int(samples[sample[i]]),
+            int(copy[i]),
+            int(a_seat[i]),
+            winner,
+            value,
+            int(cube[i]),
+            points,
+        )
+        if settings.record:
+            res.record = _record(
+                events[i],
+                settings,
+                int(cube[i]),
+                winner,
+                value,
+                points,
+                tuple(int(s) for s in score[i]),
+            )
+        events[i] = []
+        if settings.match_to:
+            score[i, winner] += points
+            if score[i, winner] >= settings.match_to:
+                res.match_winner = winner
+                active[i] = False
+            else:
+                if crawford[i]:
+                    crawford_done[i] = True
+                crawford[i] = (not crawford_done[i]) and (score[i] == settings.match_to - 1).any()
+                boards[i] = start
+                cube[i], owner[i], ply[i] = 1, -1, 0
+                opening(np.array([i]))
+        else:
+            active[i] = False
+        results.append(res)
+        if on_result:
+            on_result(res)
+
+    opening(np.arange(n))
+    for _ in range(MAX_TURNS * 4):
+        idx = np.flatnonzero(active)
+        if not len(idx):
+            return results
+        if any(a.cube_aware for a in agents):  # the others never double nor resign
+            idx = _cube_phase(
+                idx,
+                agents,
+                boards,
+                on_roll,
+                a_seat,
+                cube,
+                owner,
+                ply,
+                score,
+                crawford,
+                settings,
+                events,
+                finish,
+            )
+        later = ply[idx] > 0
+        d = pending[idx].copy()
+        if later.any():
+            d[later] = dice_streams.get(sample[idx[later]], turn[idx[later]])
+            turn[idx[later]] += 1
+        mover_is_a = on_roll[idx] == a_seat[idx]
+        new = boards[idx].copy()
+        for agent, mask in ((agents[0], mover_is_a), (agents[1], ~mover_is_a)):
+            if mask.any():
+                new[mask] = _choose(agent, boards[idx[mask]], d[mask])
+        if settings.record:
+            for j, i in enumerate(idx):
+                events[i].append(
+                    (
+                        "move",
+                        int(on_roll[i]),
+                        tuple(int(x) for x in d[j]),
+                        boards[i].copy(),
+                        new[j].copy(),
+                    )
+                )
+        value = engine.game_value(new)
+        for j in np.flatnonzero(value > 0):
+            i = idx[j]
+            boards[i] = new[j]
+            v = int(value[j])
+            counted = 1 if settings.jacoby and not settings.match_to and cube[i] == 1 else v
+            finish(i, int(on_roll[i]), v, counted * int(cube[i]))
+        go = value == 0
+        boards[idx[go]] = new[go][:, ::-1]
+        on_roll[idx[go]] ^= 1
+        ply[idx[go]] += 1
+    raise RuntimeError(f"games did not end within {MAX_TURNS} turns")
+
+
+def _cube_phase(
+    idx,
+    agents,
+    boards,
+    on_roll,
+    a_seat,
+    cube,
+    owner,
+    ply,
+    score,
+    crawford,
+    settings,
+    events,
+    finish,
+) -> np.ndarray:
+    """Resignation and double offers of cube-aware agents before their roll; the games
+    still going on come back."""
+    keep = []
+    for i in idx:
+        seat = int(on_roll[i])
+        me = agents[0] if seat == a_seat[i] else agents[1]
+        them = agents[1] if me is agents[0] else agents[0]
+        if not (me.cube_aware or them.cube_aware) or ply[i] == 0:
+            keep.append(i)
+            continue
+        pos = engine.Position(boards[i])
+        ctx = GameContext(
+            cube_value=int(cube[i]),
+            cube_owner="centre" if owner[i] < 0 else "me" if owner[i] == seat else "opponent",
+            cube_enabled=settings.cube,
+            match_to=settings.match_to,
+            score=(int(score[i, seat]), int(score[i, 1 - seat])),
+            crawford=bool(crawford[i]),
+            jacoby=settings.jacoby and not settings.match_to,
+        )
+        offer = me.resign_offer(pos, ctx)
+        if offer and them.accept_resignation(pos.flip(), ctx.flip(), offer):
+            events[i].append(("resign", seat, offer))
+            finish(i, 1 - seat, offer, offer * int(cube[i]))
+            continue
+        if ctx.may_double() and me.double_decision(pos, ctx):
+            if them.take_decision(pos.flip(), ctx.flip()):
+                events[i].append(("double", seat, int(cube[i]) * 2))
+                events[i].append(("take", 1 - seat))
+                cube[i] *= 2
+                owner[i] = 1 - seat
+            else:
+                events[i].append(("double", seat, int(cube[i]) * 2))
+                events[i].append(("drop", 1 - seat))
+                finish(i, seat, 1, int(cube[i]))
+                continue
+        keep.append(i)
+    return np.array(keep, dtype=np.int64)
+
+
+def _record(
+    events,
+    settings: Settings,
+    cube: int,
+    winner: int,
+    value: int,
+    points: int,
+    score: tuple[int, int],
+) -> dict:
+    """A finished game as a JSON-ready record; plays recovered as notation."""
+    turns = []
+    for ev in events:
+        if ev[0] == "move":
+            _, seat, dice, before, after = ev
+            pos = engine.Position(before)
+            text, steps = "", []
+            if not np.array_equal(before, after):
+                play = play_reaching(pos, dice, after)
+                text = str(play)
+                steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
+            turns.append(
+                {
+                    "player": seat,
+                    "dice": list(dice),
+                    "play": text,
+                    "steps": steps,
+                    "position_id": pos.position_id(),
+                }
+            )
+        elif ev[0] == "double":
+            turns.append({"player": ev[1], "action": "double", "cube": ev[2]})
+        elif ev[0] in ("take", "drop"):
+            turns.append({"player": ev[1], "action": ev[0]})
+        else:
+            turns.append({"player": ev[1], "action": "resign", "value": ev[2]})
+    return {
+        "variant": settings.variant,
+        "match_to": settings.match_to,
+        "score": list(score),
+        "turns": turns,
+        "winner": winner,
+        "value": value,
+        "cube": cube,
+        "points": points,
+    }
+
+
+# Worker processes inherit the agents through fork instead of pickling them per task.
+_WORKER: dict = {}
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _worker_chunk(samples: range) -> list[GameResult]:
+    return play_chunk(_WORKER["agents"], samples, _WORKER["seed"], _WORKER["settings"])
+
+
+def _chunks(n_samples: int) -> Iterator[range]:
+    for lo in range(0, n_samples, CHUNK):
+        yield range(lo, min(lo + CHUNK, n_samples))
+
+
+def run_pair(
+    agent_a,
+    agent_b,
+    *,
+    samples: int,
+    seed: int,
+    settings: Settings,
+    jobs: int = 1,
+    on_result: Callable[[GameResult], None] | None = None,
+) -> tuple[list[GameResult], bool]:
+    """All games of a pair and whether Ctrl-C cut them short (the finished ones are kept)."""
+    agents = (agent_a, agent_b)
+    results: list[GameResult] = []
+
+    def keep(r: GameResult) -> None:
+        results.append(r)
+        if on_result:
+            on_result(r)
+
+    try:
+        if jobs <= 1:
+            for chunk in _chunks(samples):
+                play_chunk(agents, chunk, seed, settings, keep)
+        else:
+            _WORKER.update(agents=agents, seed=seed, settings=settings)
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(jobs, initializer=_worker_init) as pool:
+                try:
+                    for chunk_results in pool.imap_unordered(_worker_chunk, _chunks(samples)):
+                        for r in chunk_results:
+                            keep(r)
+                except KeyboardInterrupt:
+                    pool.terminate()
+                    raise
+    except KeyboardInterrupt:
+        return results, True
+    return results, False
+
+
+def summarise(
+    a: str, b: str, results: list[GameResult], settings: Settings, interrupted: bool = False
+) -> PairResult:
+    """Per-pair statistics over complete samples (both mirrored games, or matches, done)."""
+    copies = 2 if settings.mirrored else 1
+    by_sample: dict[int, list[GameResult]] = {}
+    for r in results:
+        by_sample.setdefault(r.sample, []).append(r)
+    complete = []
+    for s, games in sorted(by_sample.items()):
+        done = {g.copy for g in games if not settings.match_to or g.match_winner >= 0}
+        if len(done) == copies:
+            complete.append((s, games))
+    games = [g for _, gs in complete for g in gs]
+    ppg_samples = np.array(
+        [sum(g.a_points for g in gs) / len(gs) for _, gs in complete], dtype=np.float64
+    )
+    ppg, lo, hi = mean_ci95(ppg_samples)
+
+    def count(values: tuple[int, ...]) -> tuple[int, int]:
+        a_won = sum(1 for g in games if g.winner == g.a_seat and g.value in values)
+        b_won = sum(1 for g in games if g.winner != g.a_seat and g.value in values)
+        return a_won, b_won
+
+    out = PairResult(
+        a=a,
+        b=b,
+        games=len(games),
+        ppg=ppg,
+        ci95=(lo, hi),
+        wins=count((1, 2, 3)),
+        gammons=count((2,)),
+        backgammons=count((3,)),
+        pairs=len(complete),
+        mirrored=settings.mirrored,
+        match_to=settings.match_to,
+        interrupted=interrupted,
+        results=games,
+    )
+    if settings.match_to:
+        ends = [g for g in games if g.match_winner >= 0]
+        a_matches = sum(1 for g in ends if g.match_winner == g.a_seat)
+        out.matches = len(ends)
+        out.match_wins = (a_matches, len(ends) - a_matches)
+        out.match_win_rate = a_matches / len(ends) if ends else math.nan
+        out.match_ci95 = wilson_ci95(a_matches, len(ends))
+    return out
+
+
+def play_pair(
+    agent_a,
+    agent_b,
+    *,
+    games: int,
+    seed: int,
+    variant: str = "standard",
+    jobs: int = 1,
+    cube: bool = True,
+    match_to: int = 0,
+    jacoby: bool = False,
+    mirrored: bool = True,
+    record: bool = False,
+    progress: bool = False,
+) -> PairResult:
+    """Play `games` games (or matches) of A against B and return A's results.
+
+    Mirrored, `games` is rounded up to an even number: `ceil(games / 2)` pairs.
+    """
+    if games < 1:
+        raise ValueError(f"--games must be at least 1, got {games}")
+    if seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {seed}")
+    settings = Settings(variant, match_to, cube, jacoby, mirrored, record)
+    check_agents((agent_a, agent_b), settings)
+    samples = math.ceil(games / 2) if mirrored else games
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=samples * (2 if mirrored else 1),
+            unit="game",
+            leave=False,
+            desc=f"{agent_a.name} vs {agent_b.name}",
+        )
+    try:
+        results, interrupted = run_pair(
+            agent_a,
+            agent_b,
+            samples=samples,
+            seed=seed,
+            settings=settings,
+            jobs=jobs,
+            on_result=(lambda r: bar.update(1) if not match_to or r.match_winner >= 0 else None)
+            if bar
+            else None,
+        )
+    finally:
+        if bar:
+            bar.close()
+    return summarise(agent_a.name, agent_b.name, results, settings, interrupted)
