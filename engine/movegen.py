@@ -53,7 +53,7 @@ def _target(cur: np.ndarray, s: int, die: int, outside: int) -> int:
 
 @njit(cache=True, nogil=True)
 def _grow(a: np.ndarray) -> np.ndarray:
-    bigger = np.empty((a.shape[0] * 2,) + a.shape[1:], a.dtype)
+    bigger = np.empty((a.shape[0] * 2, *a.shape[1:]), a.dtype)
     bigger[: a.shape[0]] = a
     return bigger
 

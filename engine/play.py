@@ -7,6 +7,7 @@ counted (`8/5(2) 6/5(2)`), `bar` and `off` for the bar and bearing off.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -192,7 +193,7 @@ def parse_notation(text: str) -> list[tuple[list[int], set[int], int]]:
             raise InvalidPlayError(f"{token!r}: a move cannot start from 'off'")
         if any(p == BAR for p in points[1:]) or any(p == OFF for p in points[:-1]):
             raise InvalidPlayError(f"{token!r}: 'bar' comes first and 'off' last")
-        if any(a <= b for a, b in zip(points, points[1:], strict=False)):
+        if any(a <= b for a, b in itertools.pairwise(points)):
             raise InvalidPlayError(f"{token!r}: checkers move from higher to lower points")
         segments.append((points, stars, count))
     return segments

@@ -21,7 +21,7 @@ def game_positions(n_games: int, seed: int) -> list[np.ndarray]:
 
         def choose(pos, dice, plays, runner=runner):
             if runner:  # prefer plays that bear off / advance the rearmost checkers
-                return min(plays, key=lambda p: engine.pips(p.position.board)[1])
+                return min(plays, key=lambda play: engine.pips(play.position.board)[1])
             return plays[int(rng.integers(len(plays)))]
 
         record = engine.play_game((choose, choose), rng)

@@ -16,10 +16,7 @@ def _single_moves(board: Board, die: int):
     """Boards after moving one checker `die` pips, as (board, from, to, hit)."""
     opp, me = list(board[0]), list(board[1])
     results = []
-    if me[24] > 0:
-        sources = [25]
-    else:
-        sources = [p for p in range(1, 25) if me[p - 1] > 0]
+    sources = [25] if me[24] > 0 else [p for p in range(1, 25) if me[p - 1] > 0]
     all_home = sum(me[6:25]) == 0
     for src in sources:
         dst = src - die

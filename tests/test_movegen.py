@@ -82,5 +82,5 @@ def test_no_legal_play_yields_no_rows():
 def test_bad_shapes_are_rejected():
     with pytest.raises(ValueError, match="shape"):
         engine.batch_afterstates(np.zeros((2, 25), np.int8), np.array([[1, 2]]))
-    with pytest.raises(ValueError, match="1..6"):
+    with pytest.raises(ValueError, match=r"1\.\.6"):
         engine.batch_afterstates(np.zeros((1, 2, 25), np.int8), np.array([[7, 2]]))

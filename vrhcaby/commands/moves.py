@@ -1,0 +1,128 @@
+"""`vrhcaby moves`: every legal play of a position and roll, as text or JSON.
+
+`vrhcaby moves -` reads `POSITION DICE` lines from stdin and answers each with one JSON
+line; a bad line is answered with `{"input": ..., "error": ...}` and the exit status is 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+import numpy as np
+
+import engine
+from engine.formats import parse_position, position_ids
+from engine.play import format_steps
+from vrhcaby.cli import UsageError
+
+_CHUNK = 512
+
+
+def parse_dice(text: str) -> tuple[int, int]:
+    """`31`, `3-1`, `3,1` or `3 1` as two dice; a ValueError naming the problem."""
+    digits = [c for c in text.strip() if c not in "-, /"]
+    if len(digits) != 2 or not all(c.isdigit() for c in digits):
+        raise ValueError(f"dice {text!r}: write two dice like 31 or 3-1")
+    dice = int(digits[0]), int(digits[1])
+    for d in dice:
+        if not 1 <= d <= 6:
+            raise ValueError(f"dice {text!r}: a die shows 1 to 6, not {d}")
+    return dice
+
+
+def read_position(text: str, variant: str = "standard") -> np.ndarray:
+    """The board a POSITION argument names (Position ID, ID:MatchID or XGID)."""
+    if engine.get_variant(variant).enter_from_start:
+        raise ValueError(f"variant {variant!r} has waiting checkers that IDs cannot hold")
+    board, _ = parse_position(text)
+    return board
+
+
+@lru_cache(maxsize=1 << 16)
+def _notation(path: tuple[tuple[int, int, int], ...]) -> str:
+    return format_steps(tuple((a, b) for a, b, _ in path), tuple(bool(h) for *_, h in path))
+
+
+def _answers(boards: np.ndarray, dice: np.ndarray) -> list[dict]:
+    after, parent, steps = engine.batch_afterstates_with_steps(boards, dice)
+    out = [
+        {"position_id": pid, "dice": [int(d[0]), int(d[1])], "moves": []}
+        for pid, d in zip(position_ids(boards), dice, strict=True)
+    ]
+    for pid, p, path in zip(position_ids(after), parent.tolist(), steps.tolist(), strict=True):
+        play = _notation(tuple(tuple(step) for step in path if step[0]))
+        out[p]["moves"].append({"play": play, "position_id": pid})
+    return out
+
+
+def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
+    """JSON answers for `POSITION DICE` lines, batched through the generator."""
+    pending: list[tuple[int, str, np.ndarray | None, tuple[int, int] | None, str]] = []
+
+    def flush() -> Iterator[tuple[dict, bool]]:
+        good = [(b, d) for _, _, b, d, _ in pending if b is not None]
+        answers = iter(_answers(np.stack([b for b, _ in good]), np.array([d for _, d in good]))
+                       ) if good else iter(())
+        for _, line, board, _, error in pending:
+            if board is None:
+                yield {"input": line, "error": error}, False
+            else:
+                yield next(answers), True
+        pending.clear()
+
+    for n, raw in enumerate(lines):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            pos_text, dice_text = line.rsplit(None, 1)
+            pending.append((n, line, read_position(pos_text, variant), parse_dice(dice_text), ""))
+        except ValueError as exc:
+            msg = str(exc) if " " in line else f"{line!r}: expected POSITION DICE"
+            pending.append((n, line, None, None, msg))
+        if len(pending) >= _CHUNK:
+            yield from flush()
+    yield from flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.position == "-":
+        if args.dice is not None:
+            raise UsageError("with '-' the dice come from each input line")
+        ok = True
+        for answer, good in _stream(sys.stdin, args.variant):
+            ok &= good
+            sys.stdout.write(json.dumps(answer) + "\n")
+        return 0 if ok else 2
+    if args.dice is None:
+        raise UsageError("missing DICE, e.g. 31 or 3-1")
+    board = read_position(args.position, args.variant)
+    dice = parse_dice(args.dice)
+    (answer,) = _answers(board[None], np.array([dice]))
+    if args.json:
+        print(json.dumps(answer))
+    elif not answer["moves"]:
+        print("no legal move")
+    else:
+        for move in answer["moves"]:
+            print(move["play"])
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "moves",
+        help="list the legal plays of a position and roll",
+        description="Every distinct legal play (one per resulting position) in GNU "
+        "Backgammon's notation. POSITION is a Position ID, ID:MatchID or an XGID; '-' "
+        "reads 'POSITION DICE' lines from stdin and writes one JSON object per line.",
+    )
+    p.add_argument("position", metavar="POSITION")
+    p.add_argument("dice", metavar="DICE", nargs="?", help="e.g. 31 or 3-1")
+    p.add_argument("--variant", default="standard", help="rule variant (default: standard)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
