@@ -59,7 +59,7 @@ def _grow(a: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _generate(boards, dice, zob, record):
+def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on purpose
     n_boards = boards.shape[0]
     cap = max(64, n_boards * 32)
     out = np.empty((cap, 2, 25), np.int8)
@@ -72,12 +72,13 @@ def _generate(boards, dice, zob, record):
     slot_key = np.empty(_TABLE_SIZE, np.uint64)
     gen = 0
 
-    stack = np.empty((5, 2, 25), np.int8)
+    pos = np.empty((2, 25), np.int8)  # moved in place, and moved back on the way up
     keys = np.empty(5, np.uint64)
     outside = np.empty(5, np.int64)
     next_src = np.empty(5, np.int64)
     moved = np.empty(5, np.bool_)
-    path = np.zeros((4, 3), np.int8)
+    applied = np.zeros(5, np.bool_)
+    path = np.zeros((4, 3), np.int8)  # (source index, target index, hit) per level
     seq = np.empty(4, np.int64)
     first_legal = np.zeros(25, np.bool_)
 
@@ -91,22 +92,18 @@ def _generate(boards, dice, zob, record):
         start = n
         best_depth = 0
         gen += 1
-        stack[0] = boards[b]
-        keys[0] = _hash(boards[b], zob)
-        out_count = 0
+        pos[:] = boards[b]
+        key0 = _hash(pos, zob)
+        out0 = 0
         for i in range(6, 25):
-            out_count += boards[b, 1, i]
-        outside[0] = out_count
+            out0 += pos[1, i]
         if not double:
-            lowest = 24 if boards[b, 1, 24] > 0 else 0
+            lowest = 24 if pos[1, 24] > 0 else 0
             for i in range(25):
-                first_legal[i] = i >= lowest and _target(stack[0], i, d1, out_count) != _ILLEGAL
+                first_legal[i] = i >= lowest and _target(pos, i, d1, out0) != _ILLEGAL
         for order in range(n_orders):
             if double:
-                seq[0] = d1
-                seq[1] = d1
-                seq[2] = d1
-                seq[3] = d1
+                seq[:] = d1
             elif order == 0:
                 seq[0] = d1
                 seq[1] = d2
@@ -114,115 +111,122 @@ def _generate(boards, dice, zob, record):
                 seq[0] = d2
                 seq[1] = d1
             skip_known = order == 1
+            keys[0] = key0
+            outside[0] = out0
             next_src[0] = 24
             moved[0] = False
+            applied[0] = False
             level = 0
             while level >= 0:
-                leaf = False
-                if level == n_dice:
-                    leaf = True
-                else:
+                if level < n_dice:
+                    if applied[level]:  # take back the move tried last at this level
+                        s = path[level, 0]
+                        t = path[level, 1]
+                        pos[1, s] += 1
+                        if t >= 0:
+                            pos[1, t] -= 1
+                            if path[level, 2]:
+                                pos[0, 23 - t] = 1
+                                pos[0, 24] -= 1
+                        applied[level] = False
                     die = seq[level]
-                    cur = stack[level]
                     found = -1
                     target = 0
                     s = next_src[level]
-                    lowest = 24 if cur[1, 24] > 0 else 0
+                    lowest = 24 if pos[1, 24] > 0 else 0
                     while s >= lowest:
-                        t = _target(cur, s, die, outside[level])
+                        t = _target(pos, s, die, outside[level])
                         if t != _ILLEGAL:
                             moved[level] = True
                             # The second order of a non-double only needs the plays the
                             # first order could not make: the same checker going on, or a
                             # move that was illegal before the first one.
                             if not (skip_known and level == 1 and first_legal[s]
-                                    and s != path[0, 1] - 1):
+                                    and s != path[0, 1]):
                                 found = s
                                 target = t
                                 break
                         s -= 1
-                    if found < 0:
-                        if not moved[level]:
-                            leaf = True
-                        else:
-                            level -= 1
-                            continue
-                    else:
+                    if found >= 0:
                         next_src[level] = found - 1
-                        nxt = stack[level + 1]
-                        nxt[:] = cur
                         key = keys[level]
-                        c = nxt[1, found]
+                        c = pos[1, found]
                         key ^= zob[1, found, c] ^ zob[1, found, c - 1]
-                        nxt[1, found] = c - 1
+                        pos[1, found] = c - 1
                         hit = False
                         if target >= 0:
-                            c = nxt[1, target]
+                            c = pos[1, target]
                             key ^= zob[1, target, c] ^ zob[1, target, c + 1]
-                            nxt[1, target] = c + 1
+                            pos[1, target] = c + 1
                             oi = 23 - target
-                            if nxt[0, oi] == 1:
+                            if pos[0, oi] == 1:
                                 hit = True
+                                c = pos[0, 24]
                                 key ^= zob[0, oi, 1] ^ zob[0, oi, 0]
-                                nxt[0, oi] = 0
-                                c = nxt[0, 24]
                                 key ^= zob[0, 24, c] ^ zob[0, 24, c + 1]
-                                nxt[0, 24] = c + 1
-                        keys[level + 1] = key
-                        outside[level + 1] = outside[level] - (
+                                pos[0, oi] = 0
+                                pos[0, 24] = c + 1
+                        path[level, 0] = found
+                        path[level, 1] = target
+                        path[level, 2] = 1 if hit else 0
+                        applied[level] = True
+                        level += 1
+                        keys[level] = key
+                        outside[level] = outside[level - 1] - (
                             1 if found >= 6 and target < 6 else 0
                         )
-                        path[level, 0] = found + 1
-                        path[level, 1] = target + 1 if target >= 0 else 0
-                        path[level, 2] = 1 if hit else 0
-                        next_src[level + 1] = found if double else 24
-                        moved[level + 1] = False
-                        level += 1
+                        next_src[level] = found if double else 24
+                        moved[level] = False
+                        applied[level] = False
                         continue
-                if leaf:
-                    if level > best_depth:
-                        best_depth = level
-                        n = start
-                        gen += 1
-                    if level == best_depth and level > 0:
-                        pos = stack[level]
-                        key = keys[level]
-                        slot = np.int64(key & np.uint64(_MASK))
-                        fresh = True
-                        while stamp[slot] == gen:
-                            if slot_key[slot] == key:
-                                row = slot_row[slot]
-                                same = True
-                                for side in range(2):
-                                    for i in range(25):
-                                        if out[row, side, i] != pos[side, i]:
-                                            same = False
-                                            break
-                                    if not same:
+                    if moved[level]:
+                        level -= 1
+                        continue
+                # A leaf: all dice played, or none of the rest can be.
+                if level > best_depth:
+                    best_depth = level
+                    n = start
+                    gen += 1
+                if level == best_depth and level > 0:
+                    key = keys[level]
+                    slot = np.int64(key & np.uint64(_MASK))
+                    fresh = True
+                    while stamp[slot] == gen:
+                        if slot_key[slot] == key:
+                            row = slot_row[slot]
+                            same = True
+                            for side in range(2):
+                                for i in range(25):
+                                    if out[row, side, i] != pos[side, i]:
+                                        same = False
                                         break
-                                if same:
-                                    fresh = False
+                                if not same:
                                     break
-                            slot = (slot + 1) & _MASK
-                        if fresh:
-                            if n == out.shape[0]:
-                                out = _grow(out)
-                                parent = _grow(parent)
-                                die_used = _grow(die_used)
-                                if record:
-                                    steps = _grow(steps)
-                            stamp[slot] = gen
-                            slot_key[slot] = key
-                            slot_row[slot] = n
-                            out[n] = pos
-                            parent[n] = b
-                            die_used[n] = seq[0]
+                            if same:
+                                fresh = False
+                                break
+                        slot = (slot + 1) & _MASK
+                    if fresh:
+                        if n == out.shape[0]:
+                            out = _grow(out)
+                            parent = _grow(parent)
+                            die_used = _grow(die_used)
                             if record:
-                                steps[n] = 0
-                                for k in range(level):
-                                    steps[n, k] = path[k]
-                            n += 1
-                    level -= 1
+                                steps = _grow(steps)
+                        stamp[slot] = gen
+                        slot_key[slot] = key
+                        slot_row[slot] = n
+                        out[n] = pos
+                        parent[n] = b
+                        die_used[n] = seq[0]
+                        if record:
+                            steps[n] = 0
+                            for k in range(level):
+                                steps[n, k, 0] = path[k, 0] + 1
+                                steps[n, k, 1] = path[k, 1] + 1 if path[k, 1] >= 0 else 0
+                                steps[n, k, 2] = path[k, 2]
+                        n += 1
+                level -= 1
         if best_depth == 1 and not double:
             big = max(d1, d2)
             has_big = False

@@ -16,6 +16,7 @@ COMMANDS = (
     "moves",
     "show",
     "tournament",
+    "train",
 )
 
 

@@ -1,0 +1,226 @@
+"""TD(λ) learning and batched self-play against plain one-game references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import engine
+from tests.test_net import random_positions
+from vrhcaby.encode import encode_tesauro
+from vrhcaby.net import NetConfig, equity, invert, joint, outcome
+from vrhcaby.td import (
+    Episodes,
+    Learner,
+    SelfPlay,
+    TDConfig,
+    Trainer,
+    lambda_returns,
+    segment_argmax,
+)
+
+# The linear part of the change of view (a signed permutation, its own transpose).
+CHANGE_OF_VIEW = torch.tensor(
+    [
+        [-1.0, 0, 0, 0, 0],
+        [0, 0, 0, 1, 0],
+        [0, 0, 0, 0, 1],
+        [0, 1, 0, 0, 0],
+        [0, 0, 1, 0, 0],
+    ]
+)
+
+
+def trace_reference(model, games, lam):
+    """Offline TD(λ) with Tesauro's eligibility traces, one game and one move at a time.
+
+    Per output k, the trace e_k <- λ e_k + ∇P_k (its outputs re-expressed in the new
+    mover's view when the side changes), and the update accumulates δ_t · e_t, with
+    δ_t the one-step error: next value (in this mover's view) minus this value, the final
+    result at the end. Weights stay fixed during the games; returns the summed update.
+    """
+    params = list(model.parameters())
+    total = [torch.zeros_like(p) for p in params]
+
+    def value(board):
+        return joint(model(torch.from_numpy(encode_tesauro(board[None]))))[0]
+
+    for states, movers, result in games:
+        traces = [torch.zeros((5, *p.shape)) for p in params]
+        for t in range(len(states) - 1):
+            out = value(states[t])
+            jac = [torch.autograd.grad(out[k], params, retain_graph=True) for k in range(5)]
+            view = CHANGE_OF_VIEW if t and movers[t] != movers[t - 1] else torch.eye(5)
+            for j in range(len(params)):
+                traces[j] = lam * torch.einsum("kl,l...->k...", view, traces[j])
+                traces[j] += torch.stack([g[j] for g in jac])
+            with torch.no_grad():
+                if t == len(states) - 2:
+                    nxt = torch.from_numpy(outcome(np.array(result)))
+                else:
+                    nxt = value(states[t + 1])
+                nxt = nxt if movers[t + 1] == movers[t] else invert(nxt)
+                delta = nxt - out
+                for j in range(len(params)):
+                    total[j] += torch.einsum("k,k...->...", delta, traces[j])
+    return total
+
+
+def synthetic_episodes(lengths, seed):
+    """Games of random boards with alternating movers (one bonus turn), random results."""
+    rng = np.random.default_rng(seed)
+    pool = random_positions(10, seed)[1]
+    steps = max(lengths)
+    states = np.zeros((steps, len(lengths), 2, 25), np.int8)
+    movers = np.zeros((steps, len(lengths)), np.int8)
+    games = []
+    for g, n in enumerate(lengths):
+        boards = pool[rng.choice(len(pool), n, replace=False)]
+        who = np.arange(n) % 2
+        if n > 3:
+            who[2:] = (np.arange(2, n) + 1) % 2  # afterstates 1 and 2 by the same side
+        states[:n, g], movers[:n, g] = boards, who
+        games.append((boards, who, int(rng.integers(1, 4))))
+    values = np.array([r for _, _, r in games], np.int8)
+    return Episodes(states, movers, np.array(lengths), values, 0), games
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.6, 1.0])
+def test_batched_update_equals_one_game_trace_reference(lam: float) -> None:
+    torch.manual_seed(0)
+    net = NetConfig(hidden=(4,))
+    from vrhcaby.net import build_model
+
+    model = build_model(net)
+    episodes, games = synthetic_episodes([6, 3, 9, 2], seed=1)
+    expected = trace_reference(model, games, lam)
+    before = [p.detach().clone() for p in model.parameters()]
+    alpha = 0.5
+    sgd = torch.optim.SGD(model.parameters(), lr=alpha)
+    learner = Learner(model, sgd, net, torch.device("cpu"))
+    stats = learner.update(episodes, lam)
+    n = sum(len(s) - 1 for s, _, _ in games)
+    assert stats.positions == n
+    for p, b, e in zip(model.parameters(), before, expected, strict=True):
+        torch.testing.assert_close(p.detach() - b, alpha / n * e, rtol=1e-4, atol=1e-7)
+
+
+def test_lambda_one_and_zero_targets() -> None:
+    rng = np.random.default_rng(2)
+    steps, games = 7, 3
+    values = joint(rng.random((steps, games, 5))).astype(np.float32)
+    same = rng.random((steps, games)) < 0.3
+    lengths = np.array([7, 4, 2])
+    final = outcome(np.array([2, 1, 3]))
+    mc = lambda_returns(values, same, lengths, final, 1.0)
+    td0 = lambda_returns(values, same, lengths, final, 0.0)
+    for g, n in enumerate(lengths):
+        view = final[g]
+        for t in range(n - 2, -1, -1):  # Monte Carlo: the result, in each mover's view
+            view = view if same[t, g] else invert(view)
+            np.testing.assert_allclose(mc[t, g], view, atol=1e-6)
+        for t in range(n - 1):  # TD(0): the next value in this mover's view
+            nxt = final[g] if t == n - 2 else values[t + 1, g]
+            np.testing.assert_allclose(td0[t, g], nxt if same[t, g] else invert(nxt), atol=1e-6)
+
+
+def test_segment_argmax_matches_a_loop() -> None:
+    rng = np.random.default_rng(3)
+    counts = rng.integers(1, 6, size=200)
+    values = rng.integers(0, 4, size=counts.sum()).astype(float)  # many ties
+    got = segment_argmax(values, counts)
+    start = 0
+    for i, c in enumerate(counts):
+        assert got[i] == start + int(np.argmax(values[start : start + c]))
+        start += c
+
+
+def play(seed: int, n_games: int = 6, epsilon: float = 0.0):
+    torch.manual_seed(4)
+    net = NetConfig(hidden=(6,))
+    from vrhcaby.net import build_model
+
+    model = build_model(net)
+    selfplay = SelfPlay(model, net, "standard", torch.device("cpu"))
+    return selfplay.play(n_games, np.random.default_rng(seed), epsilon), model
+
+
+def test_selfplay_games_are_legal_greedy_and_finished() -> None:
+    episodes, model = play(seed=5, n_games=3)
+    rolls = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)])
+    for g, n in enumerate(episodes.lengths):
+        states = episodes.states[:n, g]
+        assert (episodes.movers[:n, g] == np.arange(n) % 2).all()
+        assert (engine.game_value(states[:-1]) == 0).all()
+        assert engine.game_value(states[-1:])[0] == episodes.values[g] > 0
+        start = engine.Position.start().board
+        before = np.concatenate([start[None], states[:-1, ::-1]])
+        # Every roll from every position of the game, in one batch: (t, roll) -> row t*36+r.
+        boards = np.repeat(before, len(rolls), axis=0)
+        after, parent = engine.batch_afterstates(boards, np.tile(rolls, (n, 1)))
+        with torch.no_grad():
+            scores = equity(joint(model(torch.from_numpy(encode_tesauro(after))))).numpy()
+        counts = np.bincount(parent, minlength=len(boards))
+        starts = np.cumsum(counts) - counts
+        for t in range(n):
+            greedy_for_some_roll = False
+            for r, roll in enumerate(rolls):
+                if t == 0 and roll[0] == roll[1]:
+                    continue  # the opening roll is never a double
+                i = t * len(rolls) + r
+                cands = after[starts[i] : starts[i] + counts[i]]
+                sc = scores[starts[i] : starts[i] + counts[i]]
+                if not len(cands):  # no legal play: the position stays
+                    greedy_for_some_roll |= bool((states[t] == before[t]).all())
+                    continue
+                hit = (cands == states[t]).all(axis=(1, 2))
+                greedy_for_some_roll |= bool(hit.any() and sc[hit][0] >= sc.max() - 1e-5)
+            assert greedy_for_some_roll, (g, t)
+
+
+def test_selfplay_is_reproducible_and_explores() -> None:
+    a, _ = play(seed=6)
+    b, _ = play(seed=6)
+    c, _ = play(seed=7)
+    np.testing.assert_array_equal(a.states, b.states)
+    np.testing.assert_array_equal(a.lengths, b.lengths)
+    assert a.states.shape != c.states.shape or (a.states != c.states).any()
+    explored, _ = play(seed=6, epsilon=0.5)
+    assert explored.states.shape != a.states.shape or (explored.states != a.states).any()
+
+
+def test_trainer_state_round_trip_continues_exactly() -> None:
+    def trainer(seed: int) -> Trainer:
+        td = TDConfig(batch_games=8, games_per_update=4, optimizer="adam", lr=1e-3, lr_end=1e-3)
+        return Trainer(NetConfig(hidden=(5,)), td, "standard", 100, seed, torch.device("cpu"))
+
+    first = trainer(8)
+    first.round()
+    arrays, meta = first.state()
+    first.round()
+    second = trainer(9)
+    second.load_state(arrays, meta)
+    assert second.games == 8
+    second.round()
+    for (k, a), b in zip(first.weights().items(), second.weights().values(), strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=k)
+    other = Trainer(NetConfig(hidden=(6,)), TDConfig(), "standard", 100, 1, torch.device("cpu"))
+    with pytest.raises(ValueError, match="198-5-5"):
+        other.load_state(arrays, meta)
+
+
+def test_trainer_learns_on_nackgammon_and_rejects_unknown_variants() -> None:
+    td = TDConfig(batch_games=4, games_per_update=2)
+    t = Trainer(NetConfig(hidden=(3,)), td, "nackgammon", 4, 1, torch.device("cpu"))
+    stats = t.round()
+    assert stats.games == 4 and stats.plies > 4 * 10 and t.games == 4
+    with pytest.raises(ValueError, match="variant"):
+        Trainer(NetConfig(hidden=(3,)), td, "chess", 4, 1, torch.device("cpu"))
+
+
+def test_bad_td_configs_are_errors() -> None:
+    with pytest.raises(ValueError, match="lam"):
+        TDConfig(lam=1.5)
+    with pytest.raises(ValueError, match="optimizer"):
+        TDConfig(optimizer="rmsprop")

@@ -1,0 +1,153 @@
+"""The training entry points, run as users run them: in subprocesses, with the smoke config."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import train
+from vrhcaby import checkpoint
+from vrhcaby.commands import train as train_command
+from vrhcaby.net import load_evaluator
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = str(ROOT / "configs" / "smoke.toml")
+
+
+def args_for(tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        "--config", SMOKE, "--no-progress",
+        "--set", f"checkpoint_dir={tmp_path / 'ck'}", "--set", f"runs_dir={tmp_path / 'runs'}",
+        *extra,
+    ]  # fmt: skip
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_train(tmp_path: Path, *extra: str) -> Result:
+    """`python train.py ...`, run in this process (saves starting torch each time)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = train.main(args_for(tmp_path, *extra))
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def final_weights(directory: Path) -> dict[str, np.ndarray]:
+    arrays, meta = checkpoint.load(checkpoint.CheckpointDir(directory, "smoke").latest())
+    assert meta["games"] == 96
+    return {k: v for k, v in arrays.items() if k.startswith(("model/", "optim/"))}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("full")
+    done = run_train(tmp)
+    assert done.returncode == 0, done.stderr
+    return tmp
+
+
+def test_smoke_run_writes_checkpoints_and_logs(uninterrupted: Path) -> None:
+    ck = checkpoint.CheckpointDir(uninterrupted / "ck", "smoke", keep=2)
+    assert [p.name for p in ck.snapshots()] == ["smoke-g000000064.pt", "smoke-g000000096.pt"]
+    _, meta = checkpoint.load(ck.latest())
+    assert meta["config"]["net"]["hidden"] == [8] and meta["version"]
+    assert Path(meta["run_dir"]).parent == uninterrupted / "runs"
+    assert any(Path(meta["run_dir"]).glob("events.out.tfevents.*"))
+    evaluator = load_evaluator(ck.latest())
+    assert evaluator.net.hidden == (8,) and evaluator.variant == "standard"
+
+
+def wait_for_checkpoint(process: subprocess.Popen, directory: Path) -> None:
+    deadline = time.time() + 240
+    while not list(directory.glob("smoke-g*.pt")):
+        assert process.poll() is None, process.communicate()
+        assert time.time() < deadline
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    "how", [signal.SIGINT, pytest.param(signal.SIGKILL, marks=pytest.mark.slow)]
+)
+def test_killed_run_resumes_to_the_same_weights(
+    tmp_path: Path, uninterrupted: Path, how: signal.Signals
+) -> None:
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), *args_for(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for_checkpoint(process, tmp_path / "ck")
+    os.kill(process.pid, how)
+    _, err = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the run finished before the signal arrived")
+    if how == signal.SIGINT:
+        assert process.returncode == 130 and "--resume" in err
+    latest = checkpoint.CheckpointDir(tmp_path / "ck", "smoke").latest()
+    stopped_at = checkpoint.load(latest)[1]["games"]
+    assert stopped_at < 96
+    resumed = run_train(tmp_path, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"at {stopped_at} games" in resumed.stdout
+    got, want = final_weights(tmp_path / "ck"), final_weights(uninterrupted / "ck")
+    assert got.keys() == want.keys()
+    for k in want:
+        np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+
+
+def one_line_error(result: Result, text: str) -> None:
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and text in lines[0], result.stderr
+
+
+def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path: Path, uninterrupted: Path) -> None:
+    one_line_error(run_train(tmp_path, "--set", "td.lamda=1"), "unknown config key 'td.lamda'")
+    one_line_error(run_train(tmp_path, "--set", "games=many"), "'games' must be int")
+    one_line_error(run_train(tmp_path, "--device", "tpu"), "device")
+    one_line_error(run_train(tmp_path, "--device", "cuda:7"), "cuda:7")
+    one_line_error(run_train(tmp_path, "--resume"), "nothing to resume")
+    missing = run_train(tmp_path, "--config", str(tmp_path / "none.toml"))
+    one_line_error(missing, "not found")
+    existing = uninterrupted / "ck"
+    before = {p: p.read_bytes() for p in existing.iterdir()}
+    other_dirs = ["--set", f"checkpoint_dir={existing}", "--set", f"runs_dir={tmp_path / 'r'}"]
+    one_line_error(run_train(tmp_path, *other_dirs), "already has checkpoints")
+    bigger = run_train(tmp_path, *other_dirs, "--resume", "--set", "net.hidden=[9]")
+    one_line_error(bigger, "198-8-5")
+    corrupt = tmp_path / "ck2"
+    corrupt.mkdir()
+    (corrupt / "smoke-g000000001.pt").write_bytes(b"not a checkpoint")
+    one_line_error(
+        run_train(tmp_path, "--set", f"checkpoint_dir={corrupt}", "--resume"), "not a readable"
+    )
+    assert {p: p.read_bytes() for p in existing.iterdir()} == before
+
+
+def test_vrhcaby_train_has_the_same_options() -> None:
+    parser = argparse.ArgumentParser()
+    train_command.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["train", "--config", SMOKE, "--set", "a=1", "--resume"])
+    assert args.func is train_command.run and args.set == ["a=1"] and args.resume
+    direct = argparse.ArgumentParser()
+    train_command.add_arguments(direct)
+    assert train.main.__module__ == "train"
+    assert {a.dest for a in direct._actions} >= {"config", "set", "device", "resume"}

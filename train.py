@@ -1,0 +1,265 @@
+"""Train a backgammon value network by TD(λ) self-play, the way TD-Gammon was trained.
+
+    python train.py --config configs/quick.toml [--set td.lam=0.8 ...] [--device cuda]
+    python train.py --config configs/quick.toml --resume      # continue after a stop
+
+Read top to bottom: the run configuration, the device, the trainer (fresh or resumed from
+the newest checkpoint), then the loop: a self-play round and its TD(λ) updates, logging,
+periodic evaluation against fixed opponents, checkpoints. Ctrl-C saves a checkpoint of
+the last completed round, so `--resume` continues exactly (same dice, same weights).
+The algorithm itself lives in `vrhcaby.td`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from vrhcaby import checkpoint
+from vrhcaby.commands.train import add_arguments
+from vrhcaby.config import format_table, load_config, to_dict
+from vrhcaby.net import NetConfig
+from vrhcaby.td import TDConfig, Trainer
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Periodic evaluation: money games against fixed opponents, mirrored dice."""
+
+    every: int = 0
+    """Evaluate every this many training games (0 = never)."""
+    games: int = 1000
+    """Games per opponent (played as mirrored pairs)."""
+    opponents: tuple[str, ...] = ("pubeval", "heuristic")
+    """Agent specs to play; the first one decides which checkpoint is the best."""
+    seed: int = 2024
+    """Dice seed of the evaluation matches (the same every time, so results compare)."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run."""
+
+    name: str = "quick"
+    """Run name: checkpoints are NAME-g<games>.pt and NAME-best.pt."""
+    seed: int = 1
+    """Seed of the initial weights and of the self-play dice."""
+    variant: str = "standard"
+    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey."""
+    games: int = 20_000
+    """Self-play games to train for."""
+    device: str = "cpu"
+    """torch device for the updates (cpu, cuda, cuda:1); --device overrides it."""
+    threads: int = 0
+    """torch CPU threads (0 = torch's default)."""
+    checkpoint_every: int = 5_000
+    """Write a checkpoint every this many games (and at the end)."""
+    keep: int = 3
+    """Numbered checkpoints kept (the best is kept besides)."""
+    checkpoint_dir: str = "checkpoints"
+    """Where checkpoints go."""
+    runs_dir: str = "runs"
+    """Where TensorBoard logs go (runs/NAME__SEED__TIME)."""
+    net: NetConfig = field(default_factory=NetConfig)
+    td: TDConfig = field(default_factory=TDConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def __post_init__(self) -> None:
+        import engine
+
+        engine.get_variant(self.variant)
+        if self.games < 1 or self.checkpoint_every < 1:
+            raise ValueError("games and checkpoint_every must be at least 1")
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device called `name`, or a ValueError if it is unknown or absent."""
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"unknown device {name!r} (use cpu or cuda[:N])") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but CUDA is not available here")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device {name!r} does not exist ({torch.cuda.device_count()} GPUs)")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"unsupported device {name!r} (use cpu or cuda[:N])")
+    return device
+
+
+def code_version() -> str:
+    """Package version plus the git commit, when they can be found."""
+    try:
+        version = importlib.metadata.version("vrhcaby")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{version}+g{commit}" if commit else version
+
+
+def evaluate(trainer: Trainer, cfg: TrainConfig) -> dict[str, Any]:
+    """Cubeless money games of the current network against each opponent."""
+    from agents import load_agent
+    from agents.td import TDAgent
+    from vrhcaby.tournament import play_pair
+
+    me = TDAgent(trainer.evaluator(to_dict(cfg)), plies=0, name="td-training")
+    results = {}
+    for spec in cfg.eval.opponents:
+        r = play_pair(
+            me,
+            load_agent(spec),
+            games=cfg.eval.games,
+            seed=cfg.eval.seed,
+            variant=cfg.variant,
+            cube=False,
+        )
+        results[spec] = {"ppg": r.ppg, "ci95": list(r.ci95), "games": r.games}
+    return results
+
+
+def run(args: argparse.Namespace) -> int:
+    # --- configuration --------------------------------------------------------------
+    overrides = list(args.set or [])
+    if args.device:
+        overrides.append(f"device={args.device}")
+    cfg = load_config(TrainConfig, args.config, overrides)
+    device = resolve_device(cfg.device)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    print(f"resolved config:\n{format_table(cfg)}", flush=True)
+
+    # --- the trainer, fresh or resumed ---------------------------------------------------
+    ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
+    trainer = Trainer(cfg.net, cfg.td, cfg.variant, cfg.games, cfg.seed, device)
+    best: float | None = None
+    latest_eval: dict[str, Any] = {}
+    if args.resume:
+        path = ckdir.latest()
+        if path is None:
+            raise ValueError(
+                f"nothing to resume: no checkpoint of run {cfg.name!r} in {ckdir.directory}"
+            )
+        arrays, meta = checkpoint.load(path)
+        trainer.load_state(arrays, meta)
+        run_dir = Path(meta["run_dir"])
+        best = meta.get("best")
+        latest_eval = meta.get("evaluation", {})
+        print(f"resumed {path} at {trainer.games} games", flush=True)
+    else:
+        if ckdir.latest() is not None:
+            raise ValueError(
+                f"run {cfg.name!r} already has checkpoints in {ckdir.directory}; "
+                "pass --resume to continue it or --set name=OTHER for a new run"
+            )
+        run_dir = Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
+
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    writer = SummaryWriter(str(run_dir), purge_step=trainer.games or None)
+    writer.add_text("config", format_table(cfg), trainer.games)
+    writer.add_text("network", cfg.net.describe(), trainer.games)
+
+    def save(state: tuple[dict, dict], is_best: bool = False) -> Path:
+        arrays, meta = state
+        meta = {
+            **meta,
+            "config": to_dict(cfg),
+            "run_dir": str(run_dir),
+            "best": best,
+            "evaluation": latest_eval,
+            "version": code_version(),
+        }
+        return ckdir.save(meta["games"], arrays, meta, best=is_best)
+
+    # --- the loop: self-play, learn, log, evaluate, checkpoint -----------------------------
+    bar = tqdm(total=cfg.games, initial=trainer.games, unit="game", disable=args.no_progress)
+    next_eval = cfg.eval.every * (trainer.games // cfg.eval.every + 1) if cfg.eval.every else 0
+    next_save = cfg.checkpoint_every * (trainer.games // cfg.checkpoint_every + 1)
+    state = trainer.state()
+    try:
+        while trainer.games < cfg.games:
+            state = trainer.state()  # what Ctrl-C saves: the start of this round
+            started = time.perf_counter()
+            stats = trainer.round()
+            seconds = time.perf_counter() - started
+            g = trainer.games
+            writer.add_scalar("losses/loss", stats.update.loss, g)
+            writer.add_scalar("losses/td_error", stats.update.td_error, g)
+            writer.add_scalar("losses/abs_td_error", stats.update.abs_td_error, g)
+            writer.add_scalar("charts/games_per_s", stats.games / seconds, g)
+            writer.add_scalar("charts/plies_per_s", stats.plies / seconds, g)
+            writer.add_scalar("charts/positions_evaluated_per_s", stats.evaluated / seconds, g)
+            writer.add_scalar("charts/learning_rate", stats.lr, g)
+            writer.add_scalar("charts/lambda", stats.lam, g)
+            writer.add_scalar("charts/gammon_rate", stats.gammon_rate, g)
+            writer.add_scalar("charts/backgammon_rate", stats.backgammon_rate, g)
+            bar.update(stats.games)
+            postfix = {
+                "games/s": f"{stats.games / seconds:.0f}",
+                "plies/s": f"{stats.plies / seconds:.0f}",
+            }
+
+            is_best = False
+            if next_eval and (g >= next_eval or g >= cfg.games):
+                latest_eval = {"games": g, **evaluate(trainer, cfg)}
+                for spec, r in latest_eval.items():
+                    if spec != "games":
+                        writer.add_scalar(f"eval/ppg_{spec}", r["ppg"], g)
+                        writer.add_scalar(f"eval/ci95_low_{spec}", r["ci95"][0], g)
+                        writer.add_scalar(f"eval/ci95_high_{spec}", r["ci95"][1], g)
+                score = latest_eval[cfg.eval.opponents[0]]["ppg"]
+                is_best = best is None or score > best
+                best = score if is_best else best
+                next_eval += cfg.eval.every
+            if latest_eval:
+                first = cfg.eval.opponents[0]
+                postfix[f"ppg vs {first}"] = f"{latest_eval[first]['ppg']:+.3f}"
+            bar.set_postfix(postfix)
+
+            if is_best or g >= next_save or g >= cfg.games:
+                save(trainer.state(), is_best)
+                next_save = cfg.checkpoint_every * (g // cfg.checkpoint_every + 1)
+    except KeyboardInterrupt:
+        bar.close()
+        path = save(state)
+        print(f"interrupted: saved {path}; continue with --resume", file=sys.stderr)
+        return 130
+    finally:
+        writer.close()
+    bar.close()
+    print(f"done: {trainer.games} games; checkpoints in {ckdir.directory}, logs in {run_dir}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"train.py: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Network input encodings of afterstate boards, vectorised over a batch.
+
+Every encoder takes int8 boards of shape (N, 2, 25) in the project's layout (row 0 = the
+side to roll next, row 1 = the side that just moved, each from its own view, index 24 =
+bar) and returns float32 inputs of shape (N, width). No Python loop runs per position, so
+a whole ply of afterstates is encoded in one call. Pure numpy: the command-line evaluator
+uses it without importing torch.
+
+Encodings, chosen by name (`ENCODINGS`):
+
+- ``tesauro`` (198 units): for each side, four units per point for 1, 2, 3 and (n-3)/2
+  checkers beyond three, one for the bar (n/2) and one for checkers borne off (n/15);
+  then the two "whose turn" units, which under the afterstate convention always say that
+  row 0 rolls next (kept so the layout is Tesauro's 198).
+- ``rich`` (214 units): ``tesauro`` plus 16 hand-made features known to help (see
+  `rich_features`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+_POINTS = 24
+_BAR = 24
+_START_PIPS = 167.0
+
+# _POINT_UNITS[n] = Tesauro's four units for n checkers on a point.
+_POINT_UNITS = np.zeros((16, 4), dtype=np.float32)
+for _n in range(16):
+    _POINT_UNITS[_n] = (_n >= 1, _n >= 2, _n >= 3, max(_n - 3, 0) / 2.0)
+del _n
+
+RICH_FEATURES = (
+    "pips_0",
+    "blots_0",
+    "direct_shots_0",
+    "indirect_shots_0",
+    "home_points_0",
+    "prime_0",
+    "escapes_0",
+    "pips_1",
+    "blots_1",
+    "direct_shots_1",
+    "indirect_shots_1",
+    "home_points_1",
+    "prime_1",
+    "escapes_1",
+    "pip_difference",
+    "race",
+)
+"""Names of the extra `rich` units, in order (suffix = board row)."""
+
+
+def _as_boards(boards: np.ndarray) -> np.ndarray:
+    boards = np.asarray(boards)
+    if boards.ndim != 3 or boards.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (N, 2, 25), got {boards.shape}")
+    return boards
+
+
+def encode_tesauro(boards: np.ndarray) -> np.ndarray:
+    """Tesauro's 198 raw units for each board: (N, 2, 25) int8 -> (N, 198) float32."""
+    boards = _as_boards(boards)
+    n = boards.shape[0]
+    counts = boards.astype(np.intp)
+    out = np.empty((n, 198), dtype=np.float32)
+    for row in (0, 1):
+        base = 98 * row
+        side = counts[:, row]
+        out[:, base : base + 96] = _POINT_UNITS[side[:, :_POINTS]].reshape(n, 96)
+        out[:, base + 96] = side[:, _BAR] / 2.0
+        out[:, base + 97] = (15 - side.sum(axis=1)) / 15.0
+    out[:, 196] = 1.0  # row 0 rolls next
+    out[:, 197] = 0.0
+    return out
+
+
+def _rearmost(side: np.ndarray) -> np.ndarray:
+    """Own-view point (1..25, 25 = bar) of each side's rearmost checker; 0 if none left."""
+    occupied = side > 0  # index i = point i + 1, index 24 = bar = point 25
+    last = 25 - np.argmax(occupied[:, ::-1], axis=1)  # highest occupied index + 1
+    return np.where(occupied.any(axis=1), last, 0)
+
+
+def rich_features(boards: np.ndarray) -> np.ndarray:
+    """The 16 hand-made `rich` features (`RICH_FEATURES`): (N, 2, 25) -> (N, 16) float32.
+
+    Per side, from its own view: pip count (/167); blots (/5); direct and indirect shots,
+    the number of (blot, opposing checker) pairs 1-6 and 7-12 pips apart with the opposing
+    checker behind the blot in its direction of travel, its bar counting as point 0 (/10);
+    home-board points made (/6); longest prime (/6); escapes, the fraction of the 36
+    rolls in which at least one die lets the rearmost back checker (on the opponent's home
+    board or the bar) land on a point that is not blocked (1 with no back checker). Then
+    the pip difference (row 0 minus row 1, /100) and a race flag (1 = no contact left).
+    """
+    boards = _as_boards(boards)
+    n = boards.shape[0]
+    counts = boards.astype(np.int32)
+    out = np.empty((n, 16), dtype=np.float32)
+    points = np.arange(1, 26, dtype=np.int32)
+    pips = (counts * points).sum(axis=2)  # (N, 2)
+    rear = np.stack([_rearmost(counts[:, 0]), _rearmost(counts[:, 1])], axis=1)
+    for row in (0, 1):
+        own = counts[:, row, :_POINTS]
+        other = counts[:, 1 - row]
+        # other_here[:, p] = opposing checkers on my point p (p = 0 is their bar).
+        other_here = np.concatenate([other[:, _BAR : _BAR + 1], other[:, _POINTS - 1 :: -1]], 1)
+        before = np.concatenate([np.zeros((n, 1), np.int32), np.cumsum(other_here, 1)], 1)
+        p = np.arange(1, 25)
+        direct_window = before[:, p] - before[:, np.maximum(p - 6, 0)]
+        indirect_window = before[:, np.maximum(p - 6, 0)] - before[:, np.maximum(p - 12, 0)]
+        blot = own == 1
+        made = own >= 2
+        run = np.zeros(n, np.int32)
+        prime = np.zeros(n, np.int32)
+        for i in range(_POINTS):
+            run = (run + 1) * made[:, i]
+            prime = np.maximum(prime, run)
+        back = rear[:, row]
+        blocked_dice = np.zeros(n, np.int32)
+        for die in range(1, 7):
+            land = np.clip(back - die, 0, 24)
+            blocked_dice += other_here[np.arange(n), land] >= 2
+        escapes = np.where(back >= 19, 1.0 - (blocked_dice / 6.0) ** 2, 1.0)
+        col = 7 * row
+        out[:, col] = pips[:, row] / _START_PIPS
+        out[:, col + 1] = blot.sum(1) / 5.0
+        out[:, col + 2] = (blot * direct_window).sum(1) / 10.0
+        out[:, col + 3] = (blot * indirect_window).sum(1) / 10.0
+        out[:, col + 4] = made[:, :6].sum(1) / 6.0
+        out[:, col + 5] = prime / 6.0
+        out[:, col + 6] = escapes
+    out[:, 14] = (pips[:, 0] - pips[:, 1]) / 100.0
+    out[:, 15] = rear.sum(axis=1) <= 25
+    return out
+
+
+def encode_rich(boards: np.ndarray) -> np.ndarray:
+    """Tesauro's 198 units followed by the 16 `rich_features`: (N, 2, 25) -> (N, 214)."""
+    return np.concatenate([encode_tesauro(boards), rich_features(boards)], axis=1)
+
+
+ENCODINGS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int]] = {
+    "tesauro": (encode_tesauro, 198),
+    "rich": (encode_rich, 214),
+}
+"""Encoding name -> (encoder, number of input units)."""
+
+
+def get_encoding(name: str) -> tuple[Callable[[np.ndarray], np.ndarray], int]:
+    """The encoder and input width called `name`, or a ValueError listing the names."""
+    try:
+        return ENCODINGS[name]
+    except KeyError:
+        raise ValueError(f"unknown encoding {name!r} (known: {', '.join(ENCODINGS)})") from None

@@ -1,0 +1,352 @@
+"""The value network: its configuration, its outputs, and a numpy-only evaluator.
+
+Convention (fixed for the project): the network reads an *afterstate*, a board with the
+side that just moved in row 1 and the side to roll next in row 0, and returns five
+probabilities for the side that just moved, as GNU Backgammon's nets do::
+
+    P(win), P(win gammon), P(win backgammon), P(lose gammon), P(lose backgammon)
+
+Gammons include backgammons. The output layer has five sigmoid units read as conditional
+probabilities (win; gammon given a win; backgammon given a gammon win; gammon given a
+loss; backgammon given a gammon loss), multiplied out by `joint`, so every output is
+consistent by construction: P(wbg) <= P(wg) <= P(win) and P(lbg) <= P(lg) <= P(lose).
+
+`equity` and `invert` are the one place for the money-equity and change-of-view formulas.
+The torch model is built by `build_model`, which imports torch only when called; the
+evaluator (`load_evaluator`) runs in numpy alone so that the command line starts fast.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numba import njit
+
+from vrhcaby import checkpoint
+from vrhcaby.encode import get_encoding, rich_features
+
+if TYPE_CHECKING:
+    import torch
+
+ACTIVATIONS = ("sigmoid", "tanh", "relu")
+OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Everything needed to rebuild a network; stored in every checkpoint."""
+
+    encoding: str = "tesauro"
+    """Input encoding name (see `vrhcaby.encode.ENCODINGS`)."""
+    hidden: tuple[int, ...] = (80,)
+    """Hidden layer sizes, input side first."""
+    activation: str = "sigmoid"
+    """Hidden activation: sigmoid, tanh or relu."""
+
+    def __post_init__(self) -> None:
+        get_encoding(self.encoding)
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(
+                f"unknown activation {self.activation!r} (known: {', '.join(ACTIVATIONS)})"
+            )
+        if not self.hidden or any(int(h) < 1 for h in self.hidden):
+            raise ValueError(f"hidden sizes must be positive integers, got {self.hidden}")
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+
+    @property
+    def inputs(self) -> int:
+        """Width of the input layer."""
+        return get_encoding(self.encoding)[1]
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """All layer widths, input to output."""
+        return (self.inputs, *self.hidden, len(OUTPUTS))
+
+    def describe(self) -> str:
+        """Layer widths and activation, e.g. ``198-80-5 sigmoid (tesauro)``."""
+        return f"{'-'.join(map(str, self.sizes))} {self.activation} ({self.encoding})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "hidden": list(self.hidden)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NetConfig:
+        return cls(
+            encoding=str(data["encoding"]),
+            hidden=tuple(data["hidden"]),
+            activation=str(data["activation"]),
+        )
+
+
+# --- the five outputs ----------------------------------------------------------------
+
+
+def joint(conditional: Any) -> Any:
+    """Five conditional probabilities (..., 5) -> the five joint outputs (numpy or torch)."""
+    win = conditional[..., 0]
+    win_gammon = win * conditional[..., 1]
+    win_backgammon = win_gammon * conditional[..., 2]
+    lose_gammon = (1 - win) * conditional[..., 3]
+    lose_backgammon = lose_gammon * conditional[..., 4]
+    columns = (win, win_gammon, win_backgammon, lose_gammon, lose_backgammon)
+    if isinstance(conditional, np.ndarray):
+        return np.stack(columns, axis=-1)
+    import torch
+
+    return torch.stack(columns, dim=-1)
+
+
+def equity(p: Any) -> Any:
+    """Cubeless money equity of five probabilities (..., 5) for the side they belong to.
+
+    Each game won scores 1, each gammon one more, each backgammon one more again, and the
+    same for losses: 2 P(win) - 1 + P(wg) - P(lg) + P(wbg) - P(lbg).
+    """
+    return 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
+
+
+def invert(p: Any) -> Any:
+    """The same outcome distribution seen from the other side: (..., 5) -> (..., 5).
+
+    A win for one side is a loss for the other, so win -> 1 - win and the gammon and
+    backgammon pairs swap. Affine, so it commutes with averaging (used by the λ-return).
+    """
+    out = p[..., [0, 3, 4, 1, 2]]  # fancy indexing copies, in numpy and torch alike
+    out[..., 0] = 1 - p[..., 0]
+    return out
+
+
+def outcome(value: Any) -> Any:
+    """The five outputs of a finished game won by `value` points (1, 2 or 3), winner's view."""
+    value = np.asarray(value)
+    out = np.zeros((*value.shape, 5), dtype=np.float32)
+    out[..., 0] = 1.0
+    out[..., 1] = value >= 2
+    out[..., 2] = value >= 3
+    return out
+
+
+# --- torch model ---------------------------------------------------------------------
+
+
+def build_model(config: NetConfig) -> torch.nn.Sequential:
+    """A fresh torch MLP for `config`; its outputs are the five *conditional* probabilities.
+
+    Pass them through `joint` to get the network's outputs. Layer names follow
+    ``torch.nn.Sequential`` (``0.weight``, ``0.bias``, ``2.weight``, ...), which is also how
+    the weights are named in checkpoints.
+    """
+    import torch
+
+    activation = {"sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+    layers: list[torch.nn.Module] = []
+    sizes = config.sizes
+    for i, (width_in, width_out) in enumerate(itertools.pairwise(sizes)):
+        layers.append(torch.nn.Linear(width_in, width_out))
+        last = i == len(sizes) - 2
+        layers.append(torch.nn.Sigmoid() if last else activation[config.activation]())
+    return torch.nn.Sequential(*layers)
+
+
+# --- numpy evaluator -----------------------------------------------------------------
+#
+# The first layer of a Tesauro-encoded net is a sum over the 50 (side, point-or-bar)
+# cells and the two borne-off counts of a column block of the weights times that cell's
+# units, and the units depend only on the cell's checker count. So the layer is a sum of
+# 52 rows of a table indexed by (cell, count), built once from the weights; and a
+# candidate afterstate differs from the board it was played from in a handful of cells, so
+# its layer is the board's plus the changed cells' differences. Both kernels below are
+# exact rewrites of the dense product (tested against torch) and several times cheaper.
+
+
+@njit(cache=True, fastmath=True)
+def _layer1_full(boards, table, off_table, bias):  # pragma: no cover - numba
+    n, width = boards.shape[0], bias.size
+    out = np.empty((n, width), np.float32)
+    for r in range(n):
+        for k in range(width):
+            out[r, k] = bias[k]
+        for s in range(2):
+            total = 0
+            for i in range(25):
+                c = np.int64(boards[r, s, i])
+                total += c
+                if c:
+                    for k in range(width):
+                        out[r, k] += table[s, i, c, k]
+            for k in range(width):
+                out[r, k] += off_table[s, 15 - total, k]
+    return out
+
+
+@njit(cache=True, fastmath=True)
+def _layer1_delta(after, parent, roots, base, table, off_table):  # pragma: no cover - numba
+    m, width = after.shape[0], base.shape[1]
+    out = np.empty((m, width), np.float32)
+    for r in range(m):
+        p = parent[r]
+        for k in range(width):
+            out[r, k] = base[p, k]
+        for s in range(2):
+            total_after = 0
+            total_root = 0
+            for i in range(25):
+                a = np.int64(after[r, s, i])
+                b = np.int64(roots[p, s, i])
+                total_after += a
+                total_root += b
+                if a != b:
+                    for k in range(width):
+                        out[r, k] += table[s, i, a, k] - table[s, i, b, k]
+            if total_after != total_root:
+                for k in range(width):
+                    out[r, k] += (
+                        off_table[s, 15 - total_after, k] - off_table[s, 15 - total_root, k]
+                    )
+    return out
+
+
+@njit(cache=True, fastmath=True)
+def _last_layer(layer, activation, weight, bias):  # pragma: no cover - numba
+    """Hidden activation (0 sigmoid, 1 tanh, 2 relu), the output layer and its sigmoid."""
+    n, width = layer.shape
+    outputs = weight.shape[0]
+    out = np.empty((n, outputs), np.float32)
+    one = np.float32(1.0)
+    h = np.empty(width, np.float32)
+    for r in range(n):
+        for k in range(width):
+            x = layer[r, k]
+            if activation == 0:
+                h[k] = one / (one + np.exp(-x))
+            elif activation == 1:
+                h[k] = np.tanh(x)
+            else:
+                h[k] = max(x, np.float32(0.0))
+        for j in range(outputs):
+            z = bias[j]
+            for k in range(width):
+                z += weight[j, k] * h[k]
+            out[r, j] = one / (one + np.exp(-z))
+    return out
+
+
+def _np_activation(name: str, x: np.ndarray) -> np.ndarray:
+    if name == "relu":
+        return np.maximum(x, 0, out=x)
+    if name == "tanh":
+        return np.tanh(x, out=x)
+    # 1 / (1 + exp(-x)) without overflow warnings for large |x|.
+    x *= 0.5
+    np.tanh(x, out=x)
+    x += 1.0
+    x *= 0.5
+    return x
+
+
+@dataclass
+class Evaluator:
+    """A trained network evaluated with numpy alone (no torch import)."""
+
+    net: NetConfig
+    """The network's own configuration."""
+    weights: list[tuple[np.ndarray, np.ndarray]]
+    """(weight (out, in), bias (out,)) float32 per linear layer, input side first."""
+    variant: str = "standard"
+    """The game variant the network was trained for."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """The run configuration it was trained with (as stored in the checkpoint)."""
+
+    def __post_init__(self) -> None:
+        expected = list(zip(self.net.sizes[:-1], self.net.sizes[1:], strict=True))
+        found = [(w.shape[1], w.shape[0]) for w, _ in self.weights]
+        if found != expected:
+            raise ValueError(
+                f"weights have layer shapes {found}, but the network config "
+                f"{self.net.describe()} needs {expected}"
+            )
+        w1, b1 = self.weights[0]
+        hidden = w1.shape[0]
+        units = np.zeros((16, 4), np.float32)
+        for n in range(16):
+            units[n] = (n >= 1, n >= 2, n >= 3, max(n - 3, 0) / 2.0)
+        counts = np.arange(16, dtype=np.float32)
+        self._table = np.zeros((2, 25, 16, hidden), np.float32)
+        self._off = np.zeros((2, 16, hidden), np.float32)
+        for side in (0, 1):
+            block = w1[:, 98 * side : 98 * side + 96].reshape(hidden, 24, 4)
+            self._table[side, :24] = np.einsum("nk,hik->inh", units, block)
+            self._table[side, 24] = np.outer(counts / 2.0, w1[:, 98 * side + 96])
+            self._off[side] = np.outer(counts / 15.0, w1[:, 98 * side + 97])
+        self._bias = (b1 + w1[:, 196]).astype(np.float32)  # the constant "row 0 rolls" unit
+        self._extra = w1[:, 198:].T.copy()  # columns of the hand-made features, if any
+
+    def _extras(self, boards: np.ndarray, layer: np.ndarray) -> np.ndarray:
+        if self._extra.shape[0]:
+            layer += rich_features(boards) @ self._extra
+        return layer
+
+    def _head(self, layer: np.ndarray) -> np.ndarray:
+        x = layer
+        for w, b in self.weights[1:-1]:
+            x = _np_activation(self.net.activation, x) @ w.T
+            x += b
+        w, b = self.weights[-1]
+        return joint(_last_layer(x, ACTIVATIONS.index(self.net.activation), w, b))
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """Five outputs (N, 5) float32 for the side that just moved (row 1) of each board."""
+        boards = np.ascontiguousarray(afterstates, dtype=np.int8)
+        if boards.ndim != 3 or boards.shape[1:] != (2, 25):
+            raise ValueError(f"afterstates must have shape (N, 2, 25), got {boards.shape}")
+        layer = _layer1_full(boards, self._table, self._off, self._bias)
+        return self._head(self._extras(boards, layer))
+
+    def probabilities_from(
+        self, roots: np.ndarray, afterstates: np.ndarray, parent: np.ndarray
+    ) -> np.ndarray:
+        """As `probabilities`, for afterstates played from `roots[parent]` (same layout,
+        mover in row 1): faster, since only the cells a play changed are recomputed."""
+        roots = np.ascontiguousarray(roots, dtype=np.int8)
+        after = np.ascontiguousarray(afterstates, dtype=np.int8)
+        base = _layer1_full(roots, self._table, self._off, self._bias)
+        parent = np.ascontiguousarray(parent, dtype=np.int64)
+        layer = _layer1_delta(after, parent, roots, base, self._table, self._off)
+        return self._head(self._extras(after, layer))
+
+    def equity(self, afterstates: np.ndarray) -> np.ndarray:
+        """Cubeless money equity (N,) for the side that just moved (row 1) of each board."""
+        return equity(self.probabilities(afterstates))
+
+
+def weights_from_arrays(net: NetConfig, arrays: dict[str, np.ndarray]) -> list:
+    """The evaluator's layer list from checkpoint arrays named ``model/<layer>.weight``."""
+    layers = []
+    for i in range(len(net.sizes) - 1):
+        try:
+            w = arrays[f"model/{2 * i}.weight"]
+            b = arrays[f"model/{2 * i}.bias"]
+        except KeyError as exc:
+            raise checkpoint.CheckpointError(f"checkpoint lacks weights {exc}") from None
+        layers.append((np.asarray(w, np.float32), np.asarray(b, np.float32)))
+    return layers
+
+
+def load_evaluator(path: str | Path) -> Evaluator:
+    """The network stored in checkpoint `path`, as a numpy `Evaluator`."""
+    arrays, meta = checkpoint.load(path)
+    try:
+        net = NetConfig.from_dict(meta["net"])
+        variant = str(meta["config"].get("variant", "standard"))
+        config = dict(meta["config"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise checkpoint.CheckpointError(f"{path}: bad network description ({exc})") from None
+    try:
+        return Evaluator(net, weights_from_arrays(net, arrays), variant, config)
+    except ValueError as exc:
+        raise checkpoint.CheckpointError(f"{path}: {exc}") from None

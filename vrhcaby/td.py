@@ -1,0 +1,450 @@
+"""Batched TD(λ) self-play: many games in lockstep, one forward pass per ply.
+
+Self-play. A *round* starts `batch_games` games together. Each ply, every unfinished
+game rolls, `engine.batch_afterstates` lists all its resulting positions, the positions
+of all games are encoded and evaluated in one forward pass, and each game takes the
+afterstate with the highest money equity for the mover (0-ply greedy; with probability
+ε a uniformly random one instead). Both sides use the same network. A side with no
+legal play "moves" to its own position, so every ply stores one afterstate.
+
+Learning: the λ-return formulation over finished games, not online eligibility traces.
+After a round, its games are split into updates of `games_per_update` games. For each,
+one forward pass (with gradients) evaluates every afterstate of those games; the λ-return
+targets are built backwards from the final result using those same (detached) values,
+
+    G_t = F_t((1 - λ) P_{t+1} + λ G_{t+1}),   G_{last} = final result,
+
+where F_t is `net.invert` when the next afterstate belongs to the other side (and the
+identity otherwise); and one optimizer step lowers the mean of ½‖G_t - P_t‖². With plain
+SGD this equals offline TD(λ) with Tesauro's eligibility traces (weights held fixed over
+the games, updates summed) exactly, which `tests/test_td.py` checks against a
+one-game-at-a-time trace implementation. Why this form: it needs one ordinary batched
+backward pass per update, where per-game online traces need a per-game, per-output copy
+of every weight (five times the network per game in flight) and a per-sample gradient
+every ply. λ = 0 gives TD(0) targets (the next value), λ = 1 Monte-Carlo targets (the
+final result); the same code path serves both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+import engine
+from vrhcaby.encode import get_encoding
+from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint, outcome
+
+OPTIMIZERS = ("sgd", "adam")
+
+
+@dataclass(frozen=True)
+class TDConfig:
+    """How self-play is batched and how the network learns from it."""
+
+    batch_games: int = 512
+    """Games started together and advanced in lockstep in each self-play round."""
+    games_per_update: int = 128
+    """Finished games per optimizer step (a round makes batch_games / this many steps)."""
+    lam: float = 0.7
+    """Trace decay λ at the start of the run (0 = TD(0), 1 = Monte Carlo)."""
+    lam_end: float = 0.7
+    """λ at the end of the run; in between it moves linearly with games played."""
+    lr: float = 0.1
+    """Learning rate at the start of the run."""
+    lr_end: float = 0.1
+    """Learning rate at the end of the run; in between it moves linearly."""
+    optimizer: str = "sgd"
+    """sgd (Tesauro's plain gradient step) or adam."""
+    epsilon: float = 0.0
+    """Probability of a uniformly random play instead of the greedy one (exploration)."""
+
+    def __post_init__(self) -> None:
+        if self.batch_games < 1 or self.games_per_update < 1:
+            raise ValueError("batch_games and games_per_update must be at least 1")
+        for name in ("lam", "lam_end", "epsilon"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.lr <= 0 or self.lr_end <= 0:
+            raise ValueError("lr and lr_end must be positive")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {self.optimizer!r} (known: sgd, adam)")
+
+
+def scheduled(start: float, end: float, progress: float) -> float:
+    """Linear schedule: `start` at progress 0, `end` at progress 1 (and beyond)."""
+    return start + (end - start) * min(max(progress, 0.0), 1.0)
+
+
+@dataclass
+class Episodes:
+    """The afterstates of a round of finished games, padded to the longest game."""
+
+    states: np.ndarray
+    """int8 (T, G, 2, 25): afterstate t of game g (mover in row 1); padding after the end."""
+    movers: np.ndarray
+    """int8 (T, G): which side (0 = the opener) made each afterstate."""
+    lengths: np.ndarray
+    """int64 (G,): afterstates per game, the last being the finished position."""
+    values: np.ndarray
+    """int8 (G,): points the last mover won (1 single, 2 gammon, 3 backgammon)."""
+    evaluated: int
+    """Afterstates evaluated by the network while playing."""
+
+    @property
+    def plies(self) -> int:
+        return int(self.lengths.sum())
+
+    def select(self, games: np.ndarray) -> Episodes:
+        """The episodes of the given game indices only, trimmed to their longest game."""
+        t = int(self.lengths[games].max())
+        return Episodes(
+            self.states[:t, games],
+            self.movers[:t, games],
+            self.lengths[games],
+            self.values[games],
+            0,
+        )
+
+
+def segment_argmax(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Index of the first maximum of each consecutive segment of `values`.
+
+    Segments are given by their lengths `counts` (all >= 1) and cover `values` in order.
+    """
+    starts = np.cumsum(counts) - counts
+    best = np.maximum.reduceat(values, starts)
+    hits = np.flatnonzero(values == np.repeat(best, counts))
+    owner = np.repeat(np.arange(counts.size), counts)[hits]
+    first = np.ones(hits.size, bool)
+    first[1:] = owner[1:] != owner[:-1]
+    return hits[first]
+
+
+def _start_boards(variant: str, n: int) -> np.ndarray:
+    if engine.get_variant(variant).enter_from_start:
+        raise ValueError(
+            f"the trainer does not learn {variant!r} yet (its boards carry waiting checkers)"
+        )
+    return np.repeat(engine.Position.start(variant).board[None], n, axis=0)
+
+
+class SelfPlay:
+    """Plays rounds of greedy self-play games with one network, many games at a time.
+
+    On the CPU the network is evaluated by the numpy `Evaluator` (its incremental first
+    layer is several times cheaper than the dense product); on another device, by the
+    torch model there. Weights do not change during a round, so both read them once.
+    """
+
+    def __init__(
+        self, model: torch.nn.Module, net: NetConfig, variant: str, device: torch.device
+    ) -> None:
+        self.model = model
+        self.net = net
+        self.encode = get_encoding(net.encoding)[0]
+        self.variant = variant
+        self.device = device
+        _start_boards(variant, 0)
+
+    @torch.inference_mode()
+    def _torch_equities(self, after: np.ndarray) -> np.ndarray:
+        x = torch.from_numpy(self.encode(after)).to(self.device)
+        return equity(joint(self.model(x))).cpu().numpy()  # GPU sync point
+
+    def play(self, n_games: int, rng: np.random.Generator, epsilon: float = 0.0) -> Episodes:
+        """Play `n_games` games to the end in lockstep and return their afterstates."""
+        boards = _start_boards(self.variant, n_games)
+        capacity = 256
+        states = np.zeros((capacity, n_games, 2, 25), np.int8)
+        movers = np.zeros((capacity, n_games), np.int8)
+        lengths = np.zeros(n_games, np.int64)
+        values = np.zeros(n_games, np.int8)
+        side = np.zeros(n_games, np.int8)  # who is on roll; 0 = the opener
+        dice = rng.integers(1, 7, size=(n_games, 2))  # opening roll: no doubles
+        while (tie := dice[:, 0] == dice[:, 1]).any():
+            dice[tie] = rng.integers(1, 7, size=(int(tie.sum()), 2))
+        active = np.arange(n_games)
+        evaluated = 0
+        ply = 0
+        evaluator = None
+        if self.device.type == "cpu":
+            evaluator = Evaluator(self.net, weights_from_model(self.model), self.variant)
+        while active.size:
+            on_roll = boards[active]
+            after, parent = engine.batch_afterstates(on_roll, dice)
+            counts = np.bincount(parent, minlength=active.size)
+            if (blocked := counts == 0).any():  # no legal play: the position stays
+                after = np.concatenate([after, on_roll[blocked]])
+                parent = np.concatenate([parent, np.flatnonzero(blocked)])
+                order = np.argsort(parent, kind="stable")
+                after, parent = after[order], parent[order]
+                counts[blocked] = 1
+            if evaluator is None:
+                scores = self._torch_equities(after)
+            else:
+                scores = equity(evaluator.probabilities_from(on_roll, after, parent))
+            choice = segment_argmax(scores, counts)
+            evaluated += after.shape[0]
+            if epsilon > 0:
+                explore = rng.random(active.size) < epsilon
+                starts = np.cumsum(counts) - counts
+                random_pick = starts + (rng.random(active.size) * counts).astype(np.int64)
+                choice = np.where(explore, random_pick, choice)
+            chosen = after[choice]
+            if ply == capacity:
+                states = np.concatenate([states, np.zeros_like(states)])
+                movers = np.concatenate([movers, np.zeros_like(movers)])
+                capacity *= 2
+            states[ply, active] = chosen
+            movers[ply, active] = side[active]
+            won = engine.game_value(chosen)
+            done = won > 0
+            lengths[active[done]] = ply + 1
+            values[active[done]] = won[done]
+            boards[active] = chosen[:, ::-1]
+            side[active] ^= 1
+            active = active[~done]
+            dice = engine.roll_dice(rng, active.size)
+            ply += 1
+        return Episodes(states[:ply], movers[:ply], lengths, values, evaluated)
+
+
+def weights_from_model(model: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (weight, bias) float32 arrays of each linear layer of `model`, input side first."""
+    return [
+        (m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy())
+        for m in model
+        if isinstance(m, torch.nn.Linear)
+    ]
+
+
+def lambda_returns(
+    values: np.ndarray,
+    same_side: np.ndarray,
+    lengths: np.ndarray,
+    final: np.ndarray,
+    lam: float,
+) -> np.ndarray:
+    """λ-return targets (T, G, 5) for padded per-game network outputs `values` (T, G, 5).
+
+    `same_side[t, g]` says afterstate t+1 of game g belongs to the same side as t;
+    `final` (G, 5) is the result from the last mover's view and the target of afterstate
+    `lengths - 1`. Targets at and after each game's last afterstate are that result and
+    are not meant for training.
+    """
+    steps = values.shape[0]
+    last = lengths - 1
+    v = values.copy()
+    v[last, np.arange(lengths.size)] = final
+    g = v.copy()
+    for t in range(steps - 2, -1, -1):
+        blended = (1 - lam) * v[t + 1] + lam * g[t + 1]
+        target = np.where(same_side[t][:, None], blended, invert(blended))
+        g[t] = np.where((t < last)[:, None], target, g[t])
+    return g
+
+
+@dataclass
+class UpdateStats:
+    """What one round of learning measured (means over trained positions)."""
+
+    loss: float
+    td_error: float
+    """Mean one-step TD error of the equity (target minus value; ideally near 0)."""
+    abs_td_error: float
+    """Mean |one-step TD error| of the equity."""
+    positions: int
+
+
+class Learner:
+    """Turns finished episodes into optimizer steps on the λ-return targets."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        net: NetConfig,
+        device: torch.device,
+    ) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.encode = get_encoding(net.encoding)[0]
+        self.device = device
+
+    def update(self, episodes: Episodes, lam: float) -> UpdateStats:
+        """One optimizer step on the λ-return loss of all positions of `episodes`."""
+        steps = episodes.movers.shape[0]
+        valid = np.arange(steps)[:, None] < episodes.lengths[None, :]
+        x = torch.from_numpy(self.encode(episodes.states[valid])).to(self.device)
+        p = joint(self.model(x))
+        padded = np.zeros((*valid.shape, 5), np.float32)
+        padded[valid] = p.detach().cpu().numpy()  # GPU sync point
+        same = np.zeros_like(valid)
+        same[:-1] = episodes.movers[1:] == episodes.movers[:-1]
+        final = outcome(episodes.values)
+        targets = lambda_returns(padded, same, episodes.lengths, final, lam)
+        train = np.arange(steps)[:, None] < episodes.lengths[None, :] - 1
+        n = int(train.sum())
+        chosen = torch.from_numpy(np.flatnonzero(train[valid])).to(self.device)
+        target = torch.from_numpy(targets[train]).to(self.device)
+        diff = target - p[chosen]
+        loss = 0.5 * (diff * diff).sum() / max(n, 1)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        one_step = lambda_returns(padded, same, episodes.lengths, final, 0.0)
+        delta = (equity(one_step) - equity(padded))[train]
+        return UpdateStats(
+            float(loss.detach()), float(delta.mean()), float(np.abs(delta).mean()), n
+        )
+
+
+def make_optimizer(model: torch.nn.Module, config: TDConfig) -> torch.optim.Optimizer:
+    """The optimizer named in `config`, at its starting learning rate."""
+    if config.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=config.lr)
+    return torch.optim.SGD(model.parameters(), lr=config.lr)
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+
+
+@dataclass
+class RoundStats:
+    """What one self-play round produced and learned."""
+
+    games: int
+    plies: int
+    evaluated: int
+    gammon_rate: float
+    """Fraction of games won with a gammon or backgammon."""
+    backgammon_rate: float
+    lr: float
+    lam: float
+    update: UpdateStats
+
+
+class Trainer:
+    """The network, its optimizer, the dice generator and the games count of one run."""
+
+    def __init__(
+        self,
+        net: NetConfig,
+        td: TDConfig,
+        variant: str,
+        total_games: int,
+        seed: int,
+        device: torch.device,
+    ) -> None:
+        self.net = net
+        self.td = td
+        self.variant = variant
+        self.total_games = total_games
+        self.device = device
+        torch.manual_seed(seed)
+        self.model = build_model(net).to(device)
+        self.optimizer = make_optimizer(self.model, td)
+        self.rng = np.random.default_rng(seed)
+        self.games = 0
+        self.selfplay = SelfPlay(self.model, net, variant, device)
+        self.learner = Learner(self.model, self.optimizer, net, device)
+
+    def round(self) -> RoundStats:
+        """Play one round of self-play games and learn from them."""
+        progress = self.games / max(self.total_games, 1)
+        lr = scheduled(self.td.lr, self.td.lr_end, progress)
+        lam = scheduled(self.td.lam, self.td.lam_end, progress)
+        set_lr(self.optimizer, lr)
+        n = min(self.td.batch_games, self.total_games - self.games)
+        episodes = self.selfplay.play(n, self.rng, self.td.epsilon)
+        stats = []
+        for chunk in np.array_split(np.arange(n), max(1, -(-n // self.td.games_per_update))):
+            stats.append(self.learner.update(episodes.select(chunk), lam))
+        positions = sum(s.positions for s in stats)
+        weight = [s.positions / max(positions, 1) for s in stats]
+        update = UpdateStats(
+            sum(w * s.loss for w, s in zip(weight, stats, strict=True)),
+            sum(w * s.td_error for w, s in zip(weight, stats, strict=True)),
+            sum(w * s.abs_td_error for w, s in zip(weight, stats, strict=True)),
+            positions,
+        )
+        self.games += n
+        return RoundStats(
+            games=n,
+            plies=episodes.plies,
+            evaluated=episodes.evaluated,
+            gammon_rate=float((episodes.values >= 2).mean()),
+            backgammon_rate=float((episodes.values >= 3).mean()),
+            lr=lr,
+            lam=lam,
+            update=update,
+        )
+
+    # --- state for checkpoints ---------------------------------------------------------
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """Model weights as numpy arrays named ``model/<layer>.<weight|bias>``."""
+        return {
+            f"model/{k}": v.detach().cpu().numpy().copy()
+            for k, v in self.model.state_dict().items()
+        }
+
+    def evaluator(self, config: dict[str, Any] | None = None) -> Evaluator:
+        """The current network as a numpy `Evaluator` (for evaluation matches)."""
+        return Evaluator(self.net, weights_from_model(self.model), self.variant, config or {})
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Everything needed to continue exactly: arrays and a JSON-able document."""
+        arrays = self.weights()
+        optim = self.optimizer.state_dict()
+        optim_meta: dict[str, Any] = {"param_groups": optim["param_groups"], "state": {}}
+        for idx, entry in optim["state"].items():
+            optim_meta["state"][str(idx)] = {}
+            for key, value in entry.items():
+                if torch.is_tensor(value) and value.ndim > 0:
+                    arrays[f"optim/{idx}/{key}"] = value.detach().cpu().numpy().copy()
+                    optim_meta["state"][str(idx)][key] = "array"
+                else:
+                    optim_meta["state"][str(idx)][key] = float(value)
+        arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
+        meta = {
+            "net": self.net.to_dict(),
+            "games": self.games,
+            "optimizer": optim_meta,
+            "rng": self.rng.bit_generator.state,
+        }
+        return arrays, meta
+
+    def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        """Restore what `state` saved (weights, optimizer, RNGs, games played)."""
+        saved = NetConfig.from_dict(meta["net"])
+        if saved != self.net:
+            raise ValueError(
+                f"checkpoint holds a {saved.describe()} network but the config asks for "
+                f"{self.net.describe()}"
+            )
+        self.model.load_state_dict(
+            {
+                k[len("model/") :]: torch.from_numpy(v)
+                for k, v in arrays.items()
+                if k.startswith("model/")
+            }
+        )
+        optim_meta = meta["optimizer"]
+        state: dict[int, dict[str, Any]] = {}
+        for idx, entry in optim_meta["state"].items():
+            state[int(idx)] = {
+                key: torch.from_numpy(arrays[f"optim/{idx}/{key}"]).to(self.device)
+                if kind == "array"
+                else torch.tensor(kind)
+                for key, kind in entry.items()
+            }
+        self.optimizer.load_state_dict({"state": state, "param_groups": optim_meta["param_groups"]})
+        torch.set_rng_state(torch.from_numpy(arrays["rng/torch"]))
+        self.rng.bit_generator.state = meta["rng"]
+        self.games = int(meta["games"])
