@@ -97,6 +97,7 @@ def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on pu
         out0 = 0
         for i in range(6, 25):
             out0 += pos[1, i]
+        no_bar = pos[1, 24] == 0
         if not double:
             lowest = 24 if pos[1, 24] > 0 else 0
             for i in range(25):
@@ -134,6 +135,12 @@ def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on pu
                     target = 0
                     s = next_src[level]
                     lowest = 24 if pos[1, 24] > 0 else 0
+                    if skip_known and level == 1 and no_bar and outside[1] > 0:
+                        # Nothing but the moved checker can have become playable: no bar
+                        # was entered and bearing off is still not allowed.
+                        lowest = max(path[0, 1], 0)
+                        if s > path[0, 1]:
+                            s = path[0, 1]
                     while s >= lowest:
                         t = _target(pos, s, die, outside[level])
                         if t != _ILLEGAL:
