@@ -175,3 +175,17 @@ def test_variant_layouts(variant):
 def test_unknown_variant_is_named():
     with pytest.raises(ValueError, match="unknown variant 'hypergammon'"):
         Position.start("hypergammon")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(boards, min_size=1, max_size=8), st.lists(dice, min_size=8, max_size=8))
+def test_batched_equals_reference_for_any_batch(batch, rolls):
+    from reference import reference_afterstates
+
+    arr = np.stack(batch)
+    roll = np.array(rolls[: len(batch)])
+    after, parent = engine.batch_afterstates(arr, roll)
+    for i, (b, d) in enumerate(zip(arr, roll, strict=True)):
+        ours = {(tuple(x[0].tolist()), tuple(x[1].tolist())) for x in after[parent == i]}
+        as_tuple = (tuple(b[0].tolist()), tuple(b[1].tolist()))
+        assert ours == reference_afterstates(as_tuple, (int(d[0]), int(d[1])))
