@@ -13,6 +13,7 @@ import importlib
 import sys
 
 COMMANDS = (
+    "dice",
     "moves",
     "show",
     "tournament",
