@@ -14,6 +14,12 @@ P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equ
   the best `K1` of those by 1-ply to 2-ply (defaults 8 and 3).
 Every evaluation of one ply, for all candidates and all boards of a batch, is one call
 of the evaluator.
+
+The agent is cube-aware: before its roll it evaluates the position for the side on roll
+(`before_roll`: the opponent's afterstate, seen from the other side) and makes its double,
+take and resignation decisions from those five probabilities with Janowski's cubeful
+model and the match equity table (`vrhcaby.analysis`, `vrhcaby.cube`), at `cube_plies`
+(default 0, so a cube decision costs about as much as a move).
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ from typing import Protocol
 import numpy as np
 
 import engine
-from agents.base import AfterstateAgent, segment_argmax
-from vrhcaby.net import equity
+from agents.base import AfterstateAgent, GameContext, segment_argmax
+from vrhcaby import analysis
+from vrhcaby.cube import GNUBG_EFFICIENCY, Efficiency
+from vrhcaby.net import equity, invert, outcome
 
 #: The network `td` alone loads.
 SHIPPED = Path("checkpoints/td-best.pt")
@@ -57,7 +65,10 @@ def _top_k(scores: np.ndarray, parent: np.ndarray, k: int) -> np.ndarray:
 
 
 class TDAgent(AfterstateAgent):
-    """Plays the candidate with the best n-ply value under an evaluator."""
+    """Plays the candidate with the best n-ply value under an evaluator; doubles, takes and
+    resigns by the cubeful equity of its pre-roll probabilities."""
+
+    cube_aware = True
 
     def __init__(
         self,
@@ -65,48 +76,62 @@ class TDAgent(AfterstateAgent):
         plies: int = 0,
         filter: tuple[int, int] = (8, 3),
         name: str = "td",
+        *,
+        cube_plies: int = 0,
+        efficiency: Efficiency = GNUBG_EFFICIENCY,
+        beavers: bool = False,
+        cube_aware: bool = True,
     ) -> None:
-        if plies not in (0, 1, 2):
-            raise ValueError(f"td plies must be 0, 1 or 2, got {plies}")
+        for what, n in (("plies", plies), ("cube_plies", cube_plies)):
+            if n not in (0, 1, 2):
+                raise ValueError(f"td {what} must be 0, 1 or 2, got {n}")
         if min(filter) < 1:
             raise ValueError(f"td filter sizes must be at least 1, got {filter}")
         self.evaluator = evaluator
         self.plies = plies
         self.filter = filter
         self.name = name
+        self.cube_plies = cube_plies
+        self.efficiency = efficiency
+        self.beavers = beavers
+        #: False: never double or resign, always take (as a cubeless agent), so cubeless
+        #: evaluation games skip the per-turn pre-roll evaluation.
+        self.cube_aware = cube_aware
 
     def supports(self, variant: str) -> bool:
         return variant == getattr(self.evaluator, "variant", "standard")
 
-    def _equity(
+    def _probabilities(
         self, after: np.ndarray, roots: np.ndarray | None, parent: np.ndarray | None
     ) -> np.ndarray:
         fast = getattr(self.evaluator, "probabilities_from", None)
         if fast is not None and roots is not None and parent is not None:
-            return equity(np.asarray(fast(roots, after, parent), dtype=np.float64))
-        return equity(np.asarray(self.evaluator.probabilities(after), dtype=np.float64))
+            return np.asarray(fast(roots, after, parent), dtype=np.float64)
+        return np.asarray(self.evaluator.probabilities(after), dtype=np.float64)
 
-    def value(
+    def probabilities(
         self,
         afterstates: np.ndarray,
         plies: int,
         roots: np.ndarray | None = None,
         parent: np.ndarray | None = None,
     ) -> np.ndarray:
-        """The n-ply value of each afterstate for its mover (row 1), in points.
+        """The n-ply five probabilities (N, 5) of each afterstate for its mover (row 1).
 
-        `roots[parent]` may name the boards the afterstates were played from (mover in
-        row 1), which lets an evaluator with `probabilities_from` work incrementally.
+        A finished game is its certain result. `roots[parent]` may name the boards the
+        afterstates were played from (mover in row 1), which lets an evaluator with
+        `probabilities_from` work incrementally.
         """
         a = np.asarray(afterstates, dtype=np.int8)
-        v = game_points = engine.game_value(a).astype(np.float64)
+        game_points = engine.game_value(a)
+        p = outcome(game_points).astype(np.float64)
         live = game_points == 0
         if not live.any():
-            return v
+            return p
         if plies == 0:
             sub = parent[live] if parent is not None else None
-            v[live] = self._equity(a[live], roots, sub)
-            return v
+            p[live] = self._probabilities(a[live], roots, sub)
+            return p
         cands = a[live]
         n = len(cands)
         boards = np.repeat(cands[:, ::-1], len(_ROLLS), axis=0)
@@ -118,11 +143,62 @@ class TDAgent(AfterstateAgent):
             parent = np.concatenate([parent, passes])
             order = np.argsort(parent, kind="stable")
             replies, parent = replies[order], parent[order]
-        v0 = self.value(replies, 0, boards, parent)
-        rows, _ = segment_argmax(v0, parent, len(boards))
-        best = v0[rows] if plies == 1 else self.value(replies[rows], plies - 1)
-        v[live] = -(best.reshape(n, len(_ROLLS)) @ _WEIGHTS)
-        return v
+        p0 = self.probabilities(replies, 0, boards, parent)
+        rows, _ = segment_argmax(equity(p0), parent, len(boards))
+        best = p0[rows] if plies == 1 else self.probabilities(replies[rows], plies - 1)
+        p[live] = invert(np.einsum("nrk,r->nk", best.reshape(n, len(_ROLLS), 5), _WEIGHTS))
+        return p
+
+    def value(
+        self,
+        afterstates: np.ndarray,
+        plies: int,
+        roots: np.ndarray | None = None,
+        parent: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The n-ply cubeless value of each afterstate for its mover (row 1), in points."""
+        return equity(self.probabilities(afterstates, plies, roots, parent))
+
+    def before_roll(self, boards: np.ndarray, plies: int | None = None) -> np.ndarray:
+        """Five probabilities (B, 5) for the side on roll (row 1) of each board (B, 2, 25),
+        before it rolls, at `plies` (default `cube_plies`): its opponent's afterstate,
+        evaluated and seen from the other side."""
+        b = np.asarray(boards, dtype=np.int8)
+        depth = self.cube_plies if plies is None else plies
+        return invert(self.probabilities(b[:, ::-1], depth))
+
+    def _decision(self, position: engine.Position, context: GameContext):
+        p = self.before_roll(position.board[None])[0]
+        return analysis.cube_decision(
+            p, position.board, context, params=self.efficiency, beavers=self.beavers
+        )
+
+    def double_decision(self, position: engine.Position, context: GameContext) -> bool:
+        if not self.cube_aware or not context.may_double():
+            return False
+        return self._decision(position, context).double
+
+    def take_decision(self, position: engine.Position, context: GameContext) -> bool:
+        if not self.cube_aware:
+            return super().take_decision(position, context)
+        doubler = engine.Position(position.board[::-1])
+        return self._decision(doubler, context.flip()).take
+
+    def resign_offer(self, position: engine.Position, context: GameContext) -> int:
+        if not self.cube_aware:
+            return 0
+        p = self.before_roll(position.board[None])[0]
+        return analysis.resignation_offer(p, context)
+
+    def accept_resignation(
+        self, position: engine.Position, context: GameContext, value: int
+    ) -> bool:
+        """Offered a resignation of `value` by the opponent, who is in row 0 and on roll
+        (as the tournament runner asks it)."""
+        if not self.cube_aware:
+            return super().accept_resignation(position, context, value)
+        p = self.before_roll(position.board[None, ::-1])[0]
+        return analysis.accept_resignation(p, value, context.flip())
 
     def score(self, afterstates: np.ndarray, parent: np.ndarray, boards: np.ndarray) -> np.ndarray:
         scores = self.value(afterstates, 0, boards, parent)

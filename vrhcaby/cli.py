@@ -13,11 +13,16 @@ import importlib
 import sys
 
 COMMANDS = (
-    "dice",
     "moves",
     "show",
+    "hint",
+    "cube",
+    "eval",
+    "play",
+    "external",
     "tournament",
     "train",
+    "dice",
 )
 
 

@@ -1,0 +1,214 @@
+"""`vrhcaby hint`, `cube` and `eval` on a small network: the numbers against a plain
+forward pass of the checkpoint's weights (numpy and torch), the cube answers against
+`vrhcaby.cube`, one-line errors for bad input, and no torch on the command line's path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import engine
+import vrhcaby.cli as cli
+from vrhcaby import checkpoint, cube
+from vrhcaby.encode import get_encoding
+from vrhcaby.net import NetConfig
+
+ROOT = Path(__file__).parents[1]
+START = "4HPwATDgc/ABMA"
+CONFIG = NetConfig("tesauro", (10,), "sigmoid")
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    rng = np.random.default_rng(7)
+    arrays = {}
+    for i, (n_in, n_out) in enumerate(zip(CONFIG.sizes[:-1], CONFIG.sizes[1:], strict=True)):
+        arrays[f"model/{2 * i}.weight"] = rng.normal(0, 0.4, (n_out, n_in)).astype(np.float32)
+        arrays[f"model/{2 * i}.bias"] = rng.normal(0, 0.4, n_out).astype(np.float32)
+    path = tmp_path_factory.mktemp("net") / "net.pt"
+    checkpoint.save(path, arrays, {"net": CONFIG.to_dict(), "config": {"variant": "standard"}})
+    return path, arrays
+
+
+def forward(arrays: dict, boards: np.ndarray) -> np.ndarray:
+    """The network by hand: encode, two dense sigmoid layers, conditional -> joint."""
+    x = get_encoding("tesauro")[0](np.asarray(boards, dtype=np.int8)).astype(np.float64)
+    h = 1 / (1 + np.exp(-(x @ arrays["model/0.weight"].T + arrays["model/0.bias"])))
+    c = 1 / (1 + np.exp(-(h @ arrays["model/2.weight"].T + arrays["model/2.bias"])))
+    win = c[:, 0]
+    wg = win * c[:, 1]
+    lg = (1 - win) * c[:, 3]
+    return np.stack([win, wg, wg * c[:, 2], lg, lg * c[:, 4]], axis=1)
+
+
+def torch_forward(arrays: dict, boards: np.ndarray) -> np.ndarray:
+    torch = pytest.importorskip("torch")
+    from vrhcaby.net import build_model, joint
+
+    model = build_model(CONFIG)
+    state = {k.removeprefix("model/"): torch.from_numpy(v) for k, v in arrays.items()}
+    model.load_state_dict(state)
+    x = torch.from_numpy(get_encoding("tesauro")[0](np.asarray(boards, dtype=np.int8)))
+    with torch.no_grad():
+        return joint(model(x.float())).numpy().astype(np.float64)
+
+
+def invert(p: np.ndarray) -> np.ndarray:
+    return np.array([1 - p[0], p[3], p[4], p[1], p[2]])
+
+
+def run_cli(argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
+    monkeypatch.setattr(cli, "COMMANDS", ("hint", "cube", "eval"))
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_hint_json_against_a_plain_forward_pass(net, capsys, monkeypatch) -> None:
+    path, arrays = net
+    code, out, _ = run_cli(
+        ["hint", START, "31", "--agent", f"td:{path}", "--json", "-n", "100", "--cubeless"],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 0
+    moves = json.loads(out)["moves"]
+    plays = engine.legal_plays(engine.Position.start(), (3, 1))
+    assert sorted(m["play"] for m in moves) == sorted(str(p) for p in plays)
+    boards = np.stack([engine.Position.from_id(m["position_id"]).flip().board for m in moves])
+    expected = forward(arrays, boards)
+    got = np.array([m["probabilities"] for m in moves])
+    np.testing.assert_allclose(got, expected, atol=2e-5)
+    np.testing.assert_allclose(got, torch_forward(arrays, boards), atol=2e-5)
+    equity = (
+        2 * expected[:, 0] - 1 + expected[:, 1] + expected[:, 2] - expected[:, 3] - expected[:, 4]
+    )
+    np.testing.assert_allclose([m["equity"] for m in moves], equity, atol=1e-4)
+    assert [m["equity"] for m in moves] == sorted((m["equity"] for m in moves), reverse=True)
+
+
+def test_hint_table_and_cubeful_ranking(net, capsys, monkeypatch) -> None:
+    path, _ = net
+    code, out, _ = run_cli(
+        ["hint", START, "6-5", "--agent", f"td:{path}", "-n", "3"], capsys, monkeypatch
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert "roll 6-5" in lines[0] and "money play" in lines[0]
+    rows = [line.split() for line in lines[3:6]]
+    assert "more; --candidates" in lines[-1]
+    code, out, _ = run_cli(
+        ["hint", START, "65", "--agent", f"td:{path}", "--json", "-n", "100"], capsys, monkeypatch
+    )
+    moves = json.loads(out)["moves"]
+    for rank, (row, move) in enumerate(zip(rows, moves, strict=False), 1):
+        assert row[0] == str(rank) and " ".join(row[1:]).startswith(move["play"])
+    # Cubeful: minus the opponent's optimal cubeful equity on roll (centred cube, money).
+    for m in moves:
+        after = engine.Position.from_id(m["position_id"]).board  # the opponent on roll
+        p_opp = invert(np.array(m["probabilities"]))
+        x = cube.cube_efficiency("contact")
+        assert m["equity"] == pytest.approx(
+            -cube.money_cube_decision(p_opp, x=x, jacoby=False).optimal, abs=1e-4
+        )
+        assert after.shape == (2, 25)
+
+
+def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
+    path, arrays = net
+    board = engine.Position.start().board
+    p = invert(forward(arrays, board[::-1][None])[0])
+    x = cube.cube_efficiency("contact")
+    code, out, _ = run_cli(["cube", START, "--agent", f"td:{path}", "--json"], capsys, monkeypatch)
+    assert code == 0
+    got = json.loads(out)
+    ref = cube.money_cube_decision(p, x=x, jacoby=False)
+    assert got["action"] == ref.action and got["double"] == ref.double and got["take"] == ref.take
+    for key in ("nd", "dt", "dp"):
+        assert got["equities"][key] == pytest.approx(getattr(ref, key), abs=1e-4)
+    np.testing.assert_allclose(got["probabilities"], p, atol=2e-5)
+    # Match play at 2-4 to 7 (5-away, 3-away), Crawford-free.
+    code, out, _ = run_cli(
+        ["cube", START, "--agent", f"td:{path}", "--json", "--match-to", "7", "--score", "2-4"],
+        capsys,
+        monkeypatch,
+    )
+    got = json.loads(out)
+    ref = cube.match_cube_decision(p, away_me=5, away_opp=3, x=x)
+    assert got["action"] == ref.action
+    assert got["mwc"]["nd"] == pytest.approx(ref.nd_mwc, abs=1e-5)
+    code, out, _ = run_cli(
+        ["eval", START, "--agent", f"td:{path}", "--json", "--match-to", "7", "--score", "2-4"],
+        capsys,
+        monkeypatch,
+    )
+    ev = json.loads(out)
+    assert ev["mwc_cubeless"] == pytest.approx(ref.cubeless_mwc, abs=1e-5)
+    assert ev["mwc_cubeful"] == pytest.approx(ref.optimal_mwc, abs=1e-5)
+    code, out, _ = run_cli(["eval", START, "--agent", f"td:{path}"], capsys, monkeypatch)
+    assert code == 0 and "Cubeless equity" in out and "Cubeful equity" in out
+
+
+def test_positions_with_match_ids_and_xgids(net, capsys, monkeypatch) -> None:
+    path, _ = net
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"
+    code, out, _ = run_cli(["hint", xgid, "--agent", f"td:{path}", "--json"], capsys, monkeypatch)
+    assert code == 0 and json.loads(out)["dice"] == [3, 1]
+    mid = engine.match_id(engine.MatchState(match_length=5, score=(1, 3), dice_owner=1))
+    code, out, _ = run_cli(["cube", f"{START}:{mid}", "--agent", f"td:{path}"], capsys, monkeypatch)
+    assert code == 0 and "5-point match, score 3-1" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["cube", START, "--match-to", "5", "--score", "5-1"], "impossible score"),
+        (["cube", START, "--match-to", "0"], "at least 1"),
+        (["cube", START, "--score", "1-1"], "--match-to"),
+        (["hint", START], "give the dice"),
+        (["hint", START, "71"], "dice"),
+        (
+            [
+                "cube",
+                f"{START}:cAkAAAAAAAAE",
+                "--match-id",
+                engine.match_id(engine.MatchState(match_length=5)),
+            ],
+            "contradicts",
+        ),
+        (
+            [
+                "cube",
+                f"{START}:" + engine.match_id(engine.MatchState(game_state=engine.GameState.OVER)),
+            ],
+            "game is over",
+        ),
+        (["cube", "nonsense"], "not a Position ID"),
+        (["cube", START, "--agent", "pubeval"], "no outcome probabilities"),
+        (["cube", START, "--agent", "td:/nonexistent/net.pt"], "not found"),
+    ],
+)
+def test_bad_input_is_one_line(argv, message: str, net, capsys, monkeypatch) -> None:
+    path, _ = net
+    if "--agent" not in argv:
+        argv = [*argv, "--agent", f"td:{path}"]
+    code, out, err = run_cli(argv, capsys, monkeypatch)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_hint_imports_no_torch(net) -> None:
+    path, _ = net
+    code = (
+        "import sys, vrhcaby.cli as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "
+        f"rc = cli.main(['hint', '{START}', '31', '--agent', 'td:{path}', '--plies', '1']); "
+        "assert 'torch' not in sys.modules, 'torch was imported'; sys.exit(rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "24/" in done.stdout or "/" in done.stdout

@@ -1,0 +1,52 @@
+"""`vrhcaby external --port N`: play as GNU Backgammon's external player over TCP.
+
+Listens on HOST:PORT (loopback by default; port 0 picks a free one) and answers FIBS
+board-state lines with a play, ``double``/``roll`` or ``take``/``drop``, the way gnubg's
+``external`` command does (see `vrhcaby.external`), so programs written for that interface
+can use the bot. Prints the address it listens on, then serves until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+
+from vrhcaby.commands.hint import load_analysis_agent
+from vrhcaby.external import Server
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "external",
+        help="serve gnubg's external-player protocol",
+        description=__doc__.splitlines()[0],
+    )
+    parser.add_argument("--port", type=int, required=True, help="TCP port (0: any free port)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
+    parser.add_argument("--agent", default="td", help="a td agent spec (default td)")
+    parser.add_argument("--jacoby", action="store_true", help="money play: Jacoby rule")
+    parser.add_argument("--beavers", action="store_true", help="money play: beavers allowed")
+    parser.add_argument(
+        "--no-crawford", action="store_true", help="matches are played without the Crawford rule"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be 0..65535, got {args.port}")
+    agent = load_analysis_agent(args.agent)
+    options = {
+        "jacoby": args.jacoby,
+        "beavers": args.beavers,
+        "crawford_rule": not args.no_crawford,
+    }
+    try:
+        server = Server(agent, (args.host, args.port), **options)
+    except OSError as exc:
+        raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    with server:
+        print(f"Waiting for connections on {args.host}:{server.port} ...", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+    return 0

@@ -1,0 +1,250 @@
+"""`vrhcaby hint POSITION [DICE]`: the candidate plays ranked by equity, like gnubg's `hint`.
+
+POSITION is a Position ID, ``PositionID:MatchID`` or an XGID; DICE (``31``, ``3-1``) may
+be left out when the Match ID or XGID holds the roll. Each candidate shows its rank, the
+play, how deep it was evaluated, its equity and the difference from the best, and the five
+probabilities after the play (W, W(g), W(bg), L(g), L(bg)) for the side that plays it.
+Equities are cubeful (Janowski; per unit of the cube, EMG in a match) unless `--cubeless`.
+
+The helpers here (the position, match and agent options) are shared by `cube` and `eval`.
+Only the torch-free numpy evaluator is loaded, so a 0-ply answer comes fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+import engine
+from agents import load_agent
+from agents.base import GameContext
+from vrhcaby import analysis
+
+PROBABILITY_NAMES = ("W", "W(g)", "W(bg)", "L(g)", "L(bg)")
+
+
+# --- options shared by hint, cube and eval ------------------------------------------
+
+
+def add_position_arguments(parser: argparse.ArgumentParser, *, plies: bool = True) -> None:
+    """POSITION, the agent, the match context, the cube settings and --json."""
+    parser.add_argument("position", help="Position ID, PositionID:MatchID, or XGID")
+    parser.add_argument(
+        "--agent", default="td", help="a td agent spec (default td: checkpoints/td-best.pt)"
+    )
+    if plies:
+        parser.add_argument(
+            "--plies", type=int, choices=(0, 1, 2), help="look-ahead (default: the agent's)"
+        )
+    parser.add_argument("--match-id", help="GNU Backgammon Match ID for a bare Position ID")
+    parser.add_argument("--match-to", type=int, help="match length in points")
+    parser.add_argument("--score", help="match score A-B, the side on roll's first")
+    parser.add_argument(
+        "--crawford", action="store_true", help="with --match-to: this is the Crawford game"
+    )
+    parser.add_argument(
+        "--jacoby", action="store_true", help="money play: Jacoby rule (a Match ID has its own)"
+    )
+    parser.add_argument("--beavers", action="store_true", help="money play: beavers allowed")
+    parser.add_argument("--max-cube", type=int, default=64, help="highest cube value (default 64)")
+    parser.add_argument(
+        "--cube-efficiency",
+        type=float,
+        metavar="X",
+        help="fixed Janowski cube efficiency (default: gnubg's, 0.68 in contact, "
+        "0.6-0.7 by pip count in races)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def load_analysis_agent(spec: str) -> Any:
+    """The agent a spec names, if it gives probabilities (a td agent); ValueError if not."""
+    agent = load_agent(spec)
+    if not hasattr(agent, "before_roll"):
+        raise ValueError(
+            f"agent {spec!r} gives no outcome probabilities; analysis needs a td agent "
+            "(td or td:PATH)"
+        )
+    return agent
+
+
+def read_position(args: argparse.Namespace) -> tuple[np.ndarray, engine.MatchState | None]:
+    """The board (side on roll in row 1) and the match state of POSITION and --match-id."""
+    board, state = engine.parse_position(args.position)
+    if args.match_id:
+        given = engine.MatchState.from_id(args.match_id.strip())
+        if state is not None and state != given:
+            raise ValueError(f"--match-id {args.match_id} contradicts the Match ID in the position")
+        state = given
+    return board, state
+
+
+def read_context(args: argparse.Namespace, board: np.ndarray, state) -> GameContext:
+    """The cube and match context of the side on roll from the options."""
+    if args.max_cube < 1 or args.max_cube & (args.max_cube - 1):
+        raise ValueError(f"--max-cube must be a power of two, got {args.max_cube}")
+    if args.cube_efficiency is not None and not 0.0 <= args.cube_efficiency <= 1.0:
+        raise ValueError(f"--cube-efficiency must be in [0, 1], got {args.cube_efficiency}")
+    score = analysis.parse_score(args.score) if args.score else None
+    if args.match_to is None and score is not None and state is None:
+        raise ValueError("--score needs --match-to")
+    return analysis.context_for(
+        board,
+        state,
+        match_to=args.match_to,
+        score=score,
+        crawford=args.crawford,
+        jacoby=args.jacoby,
+        max_cube=args.max_cube,
+    )
+
+
+def describe_context(ctx: GameContext) -> str:
+    """One line: money or match score, and the cube."""
+    owner = {
+        "centre": "centred",
+        "me": "owned by the side on roll",
+        "opponent": "owned by the opponent",
+    }[ctx.cube_owner]
+    cube_text = f"cube {ctx.cube_value} {owner}"
+    if not ctx.match_to:
+        rules = ", Jacoby rule" if ctx.jacoby else ""
+        return f"money play{rules}; {cube_text}"
+    away = (ctx.match_to - ctx.score[0], ctx.match_to - ctx.score[1])
+    tag = ", Crawford game" if ctx.crawford else ""
+    if not ctx.crawford and 1 in away:
+        tag = ", post-Crawford"
+    return (
+        f"{ctx.match_to}-point match, score {ctx.score[0]}-{ctx.score[1]} "
+        f"({away[0]}-away, {away[1]}-away{tag}); {cube_text}"
+    )
+
+
+def number(x: float | None) -> float | None:
+    """A float for JSON (None for a missing or NaN value)."""
+    return None if x is None or math.isnan(x) else round(float(x), 6)
+
+
+def percent(p: np.ndarray) -> str:
+    return " ".join(f"{100 * v:6.2f}" for v in p)
+
+
+# --- hint -----------------------------------------------------------------------------
+
+
+def parse_dice(text: str) -> tuple[int, int]:
+    """``31``, ``3-1``, ``3,1`` or ``3 1`` -> (3, 1); ValueError otherwise."""
+    digits = re.sub(r"[\s,\-/]", "", text)
+    if len(digits) != 2 or not all(c in "123456" for c in digits):
+        raise ValueError(f"dice are two numbers 1-6 like 31 or 3-1, got {text!r}")
+    return int(digits[0]), int(digits[1])
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "hint", help="rank the plays of a roll", description=__doc__.splitlines()[0]
+    )
+    add_position_arguments(parser)
+    parser.add_argument("dice", nargs="?", help="the roll, e.g. 31 (default: the Match ID's)")
+    parser.add_argument(
+        "-n", "--candidates", type=int, default=10, help="how many plays to show (default 10)"
+    )
+    parser.add_argument(
+        "--cubeless", action="store_true", help="rank by cubeless equity (what the agent plays)"
+    )
+    parser.set_defaults(func=run)
+
+
+def _dice(args: argparse.Namespace, state) -> tuple[int, int]:
+    if state is not None and (state.doubled or state.resign):
+        raise ValueError("the Match ID has a double or resignation pending; answer it first")
+    if args.dice:
+        return parse_dice(args.dice)
+    if state is not None and state.dice != (0, 0):
+        return state.dice
+    raise ValueError("give the dice (e.g. 31): the position does not hold a roll")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.candidates < 1:
+        raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
+    board, state = read_position(args)
+    ctx = read_context(args, board, state)
+    dice = _dice(args, state)
+    agent = load_analysis_agent(args.agent)
+    ranked = analysis.rank_plays(
+        agent,
+        board,
+        dice,
+        ctx,
+        plies=args.plies,
+        x=args.cube_efficiency,
+        cubeful=not args.cubeless,
+    )
+    shown = ranked[: args.candidates]
+    if args.json:
+        print(json.dumps(hint_json(shown, dice, ctx, not args.cubeless)))
+        return 0
+    print(f"{engine.position_id(board)}  roll {dice[0]}-{dice[1]}  ({describe_context(ctx)})")
+    if not ranked:
+        print("No legal play: the turn passes.")
+        return 0
+    kind = "cubeless" if args.cubeless else "cubeful"
+    unit = "EMG" if ctx.match_to else "points per cube"
+    print(f"Equity: {kind}, {unit}; probabilities in % after the play.")
+    best = ranked[0].equity
+    width = max(len(str(c.play)) for c in shown)
+    names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)
+    print(f"{'#':>3}  {'play':<{width}}  ply  {'equity':>7}  {'diff':>7}  {names}")
+    for rank, c in enumerate(shown, 1):
+        diff = "" if rank == 1 else f"{c.equity - best:+7.3f}"
+        mwc = f"  MWC {100 * c.mwc:5.2f}%" if c.mwc is not None else ""
+        print(
+            f"{rank:>3}  {c.play!s:<{width}}  {c.plies:>3}  {c.equity:+7.3f}  {diff:>7}  "
+            f"{percent(c.probabilities)}{mwc}"
+        )
+    if len(ranked) > len(shown):
+        print(f"({len(ranked) - len(shown)} more; --candidates N shows more)")
+    return 0
+
+
+def hint_json(
+    candidates: list[analysis.Candidate], dice: tuple[int, int], ctx: GameContext, cubeful: bool
+) -> dict:
+    """The `--json` document: ``{"moves": [...]}`` best first, plus the roll and setting."""
+    return {
+        "dice": list(dice),
+        "cubeful": cubeful,
+        "match_to": ctx.match_to,
+        "score": list(ctx.score),
+        "moves": [
+            {
+                "play": str(c.play),
+                "equity": number(c.equity),
+                "cubeless_equity": number(c.cubeless),
+                "mwc": number(c.mwc),
+                "plies": c.plies,
+                "probabilities": [number(v) for v in c.probabilities],
+                "position_id": c.position_id,
+            }
+            for c in candidates
+        ],
+    }
+
+
+__all__ = [
+    "add_position_arguments",
+    "describe_context",
+    "hint_json",
+    "load_analysis_agent",
+    "parse_dice",
+    "read_context",
+    "read_position",
+    "register",
+    "run",
+]

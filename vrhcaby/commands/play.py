@@ -1,0 +1,304 @@
+"""`vrhcaby play`: play against the bot in the terminal.
+
+You are X, at the bottom, moving from your 24-point to your home board. The board is drawn
+before each of your moves; type plays in notation (``13/7 8/7``, ``bar/22``, ``6/off``).
+At the move prompt: ``hint`` ranks your plays, ``board`` redraws, ``resign [1|2|3]``
+offers to resign a single game, gammon or backgammon, ``quit`` ends. Before rolling, when
+the cube is yours to turn, you are asked ``roll`` or ``double`` (``hint`` gives the cube
+analysis). The bot doubles, takes, passes and resigns by its cube analysis. Money play goes
+game after game; ``--match-to N`` plays a match with the Crawford rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+
+import engine
+from agents.base import GameContext
+from vrhcaby import analysis
+from vrhcaby.board_text import draw
+from vrhcaby.commands.hint import load_analysis_agent
+
+HUMAN, BOT = 0, 1
+RESULT = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+
+
+class Quit(Exception):
+    """The player typed quit (or the input ended)."""
+
+
+class Session:
+    """One sitting of games or a match between a person (`inp`/`out`) and the bot."""
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        match_to: int = 0,
+        seed: int | None = None,
+        cube: bool = True,
+        jacoby: bool = False,
+        inp: TextIO | None = None,
+        out: TextIO | None = None,
+    ) -> None:
+        if match_to < 0 or match_to > 25:
+            raise ValueError(f"--match-to must be 1..25 (0 for money play), got {match_to}")
+        self.agent = agent
+        self.match_to = match_to
+        self.rng = np.random.default_rng(seed)
+        self.cube_enabled = cube
+        self.jacoby = jacoby and not match_to
+        self.inp = inp or sys.stdin
+        self.out = out or sys.stdout
+        self.score = [0, 0]
+        self.crawford = False
+        self.crawford_done = False
+        self.cube_value, self.owner = 1, -1
+
+    # --- input and output ----------------------------------------------------------
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def ask(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.inp.readline()
+        if not line:
+            raise Quit
+        text = line.strip()
+        if text.lower() in ("quit", "q", "exit"):
+            raise Quit
+        return text
+
+    def context(self, side: int) -> GameContext:
+        owner = "centre" if self.owner < 0 else "me" if self.owner == side else "opponent"
+        return GameContext(
+            cube_value=self.cube_value,
+            cube_owner=owner,  # type: ignore[arg-type]
+            cube_enabled=self.cube_enabled,
+            match_to=self.match_to,
+            score=(self.score[side], self.score[1 - side]),
+            crawford=self.crawford,
+            jacoby=self.jacoby,
+        )
+
+    def status(self) -> str:
+        owner = {-1: "centred", HUMAN: "yours", BOT: "the bot's"}[self.owner]
+        cube = f"cube {self.cube_value} ({owner})" if self.cube_enabled else "no cube"
+        if not self.match_to:
+            return f"Money play, you {self.score[0]} - bot {self.score[1]}; {cube}"
+        tag = " (Crawford game)" if self.crawford else ""
+        return f"Match to {self.match_to}: you {self.score[0]} - bot {self.score[1]}{tag}; {cube}"
+
+    # --- the session -----------------------------------------------------------------
+
+    def run(self) -> int:
+        try:
+            while True:
+                winner, points = self.play_game()
+                self.score[winner] += points
+                who = "You win" if winner == HUMAN else "The bot wins"
+                self.say(f"{who} {points} point{'s' if points > 1 else ''}. {self.status()}")
+                if self.match_to:
+                    if max(self.score) >= self.match_to:
+                        won = self.score[HUMAN] >= self.match_to
+                        self.say("You win the match!" if won else "The bot wins the match.")
+                        return 0
+                    if self.crawford:
+                        self.crawford_done = True
+                    self.crawford = not self.crawford_done and self.match_to - 1 in self.score
+                elif self.ask("Another game? [y/n] ").lower().startswith("n"):
+                    return 0
+        except Quit:
+            self.say(f"Bye. {self.status()}")
+            return 0
+
+    def play_game(self) -> tuple[int, int]:
+        """Play one game; (winner, points)."""
+        self.cube_value, self.owner = 1, -1
+        side, dice = engine.opening_roll(self.rng)
+        board = engine.Position.start().board.copy()  # `side`'s view
+        self.say(f"New game. {self.status()}")
+        first = True
+        while True:
+            if side == HUMAN:
+                self.say(draw(board))
+                self.say(self.status())
+            if not first:
+                ended = self.before_roll(side, board)
+                if ended is not None:
+                    return ended
+                dice = tuple(int(d) for d in engine.roll_dice(self.rng, 1)[0])
+            first = False
+            ended = self.move(side, board, dice)
+            if isinstance(ended, tuple):
+                return ended
+            board = ended[::-1].copy()
+            side = 1 - side
+
+    def end_value(self, value: int) -> int:
+        counted = 1 if self.jacoby and self.cube_value == 1 else value
+        return counted * self.cube_value
+
+    # --- before the roll: resignations and the cube ------------------------------------
+
+    def before_roll(self, side: int, board: np.ndarray) -> tuple[int, int] | None:
+        ctx = self.context(side)
+        position = engine.Position(board)
+        if side == BOT:
+            offer = self.agent.resign_offer(position, ctx)
+            if offer:
+                reply = self.ask(f"The bot resigns {RESULT[offer]}. Accept? [y/n] ")
+                if reply.lower().startswith("y"):
+                    return HUMAN, offer * self.cube_value
+                self.say("Resignation refused; play goes on.")
+            if ctx.may_double() and self.agent.double_decision(position, ctx):
+                return self.bot_doubles(board)
+            return None
+        while ctx.may_double():
+            reply = self.ask("Roll or double? [roll/double/hint/resign] ").lower()
+            if reply in ("", "r", "roll"):
+                return None
+            if reply in ("d", "double"):
+                return self.human_doubles(board)
+            if reply == "hint":
+                self.show_cube(board, ctx)
+            elif reply.startswith("resign"):
+                ended = self.human_resigns(board, reply)
+                if ended is not None:
+                    return ended
+            else:
+                self.say("Type roll, double, hint, resign [1|2|3] or quit.")
+        return None
+
+    def bot_doubles(self, bot_board: np.ndarray) -> tuple[int, int] | None:
+        new = 2 * self.cube_value
+        while True:
+            reply = self.ask(f"The bot doubles to {new}. Take or pass? [take/pass/hint] ").lower()
+            if reply in ("t", "take"):
+                self.cube_value, self.owner = new, HUMAN
+                self.say(f"You take; the cube is at {new}.")
+                return None
+            if reply in ("p", "pass", "drop"):
+                return BOT, self.cube_value
+            if reply == "hint":
+                self.show_cube(bot_board, self.context(BOT), taker=True)
+            else:
+                self.say("Type take, pass, hint or quit.")
+
+    def human_doubles(self, board: np.ndarray) -> tuple[int, int] | None:
+        new = 2 * self.cube_value
+        if self.agent.take_decision(engine.Position(board).flip(), self.context(HUMAN).flip()):
+            self.cube_value, self.owner = new, BOT
+            self.say(f"The bot takes; the cube is at {new}.")
+            return None
+        self.say("The bot passes.")
+        return HUMAN, self.cube_value
+
+    def human_resigns(self, board: np.ndarray, text: str) -> tuple[int, int] | None:
+        parts = text.split()
+        value = int(parts[1]) if len(parts) > 1 and parts[1] in ("1", "2", "3") else 1
+        ctx = self.context(BOT)
+        if self.agent.accept_resignation(engine.Position(board[::-1]), ctx, value):
+            self.say(f"The bot accepts your resignation of {RESULT[value]}.")
+            return BOT, value * self.cube_value
+        self.say("The bot refuses your resignation; play on.")
+        return None
+
+    def show_cube(self, board: np.ndarray, ctx: GameContext, *, taker: bool = False) -> None:
+        ev = analysis.evaluate(self.agent, board, ctx)
+        d = ev.decision
+        who = "the bot" if taker else "you"
+        self.say(
+            f"Cube analysis for {who}: ND {d.nd:+.3f}, D/T {d.dt:+.3f}, D/P {d.dp:+.3f}: "
+            f"{d.detail}."
+        )
+        if taker:
+            self.say("Your proper answer: " + ("take." if d.take else "pass."))
+
+    # --- the roll ----------------------------------------------------------------------
+
+    def move(
+        self, side: int, board: np.ndarray, dice: tuple[int, int]
+    ) -> np.ndarray | tuple[int, int]:
+        """The board after `side` plays `dice` (mover in row 1), or a finished game."""
+        position = engine.Position(board)
+        plays = engine.legal_plays(position, dice)
+        if side == BOT:
+            if not plays:
+                self.say(f"The bot rolls {dice[0]}-{dice[1]} and cannot move.")
+                return board
+            play = self.agent.choose_play(position, dice)
+            self.say(f"The bot rolls {dice[0]}-{dice[1]} and plays {play}.")
+        else:
+            if not plays:
+                self.say(f"You roll {dice[0]}-{dice[1]} and cannot move.")
+                return board
+            picked = self.human_play(position, dice, plays)
+            if isinstance(picked, tuple):
+                return picked
+            play = picked
+        value = int(engine.game_value(play.position.board[None])[0])
+        if value:
+            return side, self.end_value(value)
+        return play.position.board
+
+    def human_play(
+        self, position: engine.Position, dice: tuple[int, int], plays: list[engine.Play]
+    ) -> engine.Play | tuple[int, int]:
+        while True:
+            text = self.ask(f"You roll {dice[0]}-{dice[1]}. Your play: ")
+            low = text.lower()
+            if low == "hint":
+                ranked = analysis.rank_plays(self.agent, position.board, dice, self.context(HUMAN))
+                for rank, c in enumerate(ranked[:5], 1):
+                    self.say(f"  {rank}. {c.play!s:<24} {c.equity:+.3f}")
+                continue
+            if low == "board":
+                self.say(draw(position.board))
+                continue
+            if low.startswith("resign"):
+                ended = self.human_resigns(position.board, low)
+                if ended is not None:
+                    return ended
+                continue
+            if low in ("help", "?", ""):
+                self.say("Type a play like 13/7 8/7, or hint, board, resign [1|2|3], quit.")
+                continue
+            try:
+                return engine.Play.parse(text, position, dice)
+            except ValueError as exc:
+                legal = ", ".join(sorted(str(p) for p in plays))
+                self.say(f"Illegal play: {exc}. Legal plays: {legal}")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "play", help="play against the bot in the terminal", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--agent", default="td", help="the bot: a td agent spec (default td)")
+    parser.add_argument(
+        "--match-to", type=int, default=0, help="match length (default: money play)"
+    )
+    parser.add_argument("--seed", type=int, help="dice seed (default: random)")
+    parser.add_argument("--no-cube", action="store_true", help="play without the cube")
+    parser.add_argument("--jacoby", action="store_true", help="money play: Jacoby rule")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    agent = load_analysis_agent(args.agent)
+    session = Session(
+        agent,
+        match_to=args.match_to,
+        seed=args.seed,
+        cube=not args.no_cube,
+        jacoby=args.jacoby,
+    )
+    return session.run()
