@@ -59,7 +59,7 @@ def _grow(a: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _generate(boards, dice, zob, record):  # noqa: C901 - one tight kernel on purpose
+def _generate(boards, dice, zob, record):
     n_boards = boards.shape[0]
     cap = max(64, n_boards * 32)
     out = np.empty((cap, 2, 25), np.int8)

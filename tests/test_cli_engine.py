@@ -123,3 +123,18 @@ def test_installed_command_runs():
     exe = [sys.executable, "-m", "vrhcaby.cli", "moves", START, "21"]
     res = subprocess.run(exe, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "13/11 6/5" in res.stdout.splitlines()
+
+
+def test_moves_acey_deucey_variant(capsys, monkeypatch):
+    code, out, _ = run_cli(["moves", START, "21", "--variant", "acey-deucey", "--json"], capsys)
+    answer = json.loads(out)
+    assert code == 0 and answer["moves"]
+    plays = engine.legal_plays_ad(engine.Position.from_id(START), (2, 1))
+    assert {m["play"] for m in answer["moves"]} == {str(p) for p in plays}
+    assert any(m["extra_turn"] for m in answer["moves"])
+    # Streamed answers keep the order of the input lines, errors included.
+    lines = f"zz 21\n{START} 31\n"
+    code, out, _ = run_cli(["moves", "-", "--variant", "acey-deucey"], capsys,
+                           stdin=lines, monkeypatch=monkeypatch)
+    first, second = (json.loads(x) for x in out.splitlines())
+    assert code == 2 and "error" in first and len(second["moves"]) == 16

@@ -36,10 +36,23 @@ def parse_dice(text: str) -> tuple[int, int]:
 
 def read_position(text: str, variant: str = "standard") -> np.ndarray:
     """The board a POSITION argument names (Position ID, ID:MatchID or XGID)."""
-    if engine.get_variant(variant).enter_from_start:
-        raise ValueError(f"variant {variant!r} has waiting checkers that IDs cannot hold")
+    engine.get_variant(variant)
     board, _ = parse_position(text)
     return board
+
+
+def _acey_deucey_answer(board: np.ndarray, dice: tuple[int, int]) -> dict:
+    """Acey-deucey plays of a board whose missing checkers count as borne off (IDs hold no
+    waiting checkers); each move says whether it earns the extra roll."""
+    plays = engine.legal_plays_ad(engine.Position(board), dice)
+    return {
+        "position_id": engine.position_id(board),
+        "dice": list(dice),
+        "moves": [
+            {"play": str(p), "position_id": p.position.position_id(), "extra_turn": p.extra_turn}
+            for p in plays
+        ],
+    }
 
 
 @lru_cache(maxsize=1 << 16)
@@ -65,8 +78,11 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
 
     def flush() -> Iterator[tuple[dict, bool]]:
         good = [(b, d) for _, _, b, d, _ in pending if b is not None]
-        answers = iter(_answers(np.stack([b for b, _ in good]), np.array([d for _, d in good]))
-                       ) if good else iter(())
+        answers = (
+            iter(_answers(np.stack([b for b, _ in good]), np.array([d for _, d in good])))
+            if good
+            else iter(())
+        )
         for _, line, board, _, error in pending:
             if board is None:
                 yield {"input": line, "error": error}, False
@@ -74,16 +90,23 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
                 yield next(answers), True
         pending.clear()
 
+    acey_deucey = engine.get_variant(variant).acey_deucey_bonus
     for n, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
         try:
             pos_text, dice_text = line.rsplit(None, 1)
-            pending.append((n, line, read_position(pos_text, variant), parse_dice(dice_text), ""))
+            board, dice = read_position(pos_text, variant), parse_dice(dice_text)
         except ValueError as exc:
             msg = str(exc) if " " in line else f"{line!r}: expected POSITION DICE"
             pending.append((n, line, None, None, msg))
+        else:
+            if acey_deucey:
+                yield from flush()
+                yield _acey_deucey_answer(board, dice), True
+                continue
+            pending.append((n, line, board, dice, ""))
         if len(pending) >= _CHUNK:
             yield from flush()
     yield from flush()
@@ -102,7 +125,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("missing DICE, e.g. 31 or 3-1")
     board = read_position(args.position, args.variant)
     dice = parse_dice(args.dice)
-    (answer,) = _answers(board[None], np.array([dice]))
+    if engine.get_variant(args.variant).acey_deucey_bonus:
+        answer = _acey_deucey_answer(board, dice)
+    else:
+        (answer,) = _answers(board[None], np.array([dice]))
     if args.json:
         print(json.dumps(answer))
     elif not answer["moves"]:
