@@ -3,9 +3,11 @@
 Prints, from one run on a fixed seeded corpus of positions from varied games, resulting-
 position sets per second (positions in, all afterstates out as arrays) for batch sizes 1,
 64, 1024 and 8192, for the reference generator in tests/, for `gnubg_nn.moves()` when
-installed, and random self-play games per second. Medians of several repeats, one core.
+installed, and random self-play games per second, batched and with GNU Backgammon's
+generator in a Python loop. The contenders take turns within each repeat, so load from
+other processes falls on all of them alike; figures are medians, ratios are side by side.
 
-    python bench/movegen.py [--positions 8192] [--repeats 5]
+    python bench/movegen.py [--positions 8192] [--repeats 5] [--games 2000]
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +29,34 @@ from reference import reference_afterstates
 import engine
 
 
-def median_rate(fn, items: int, repeats: int) -> float:
-    rates = []
+def interleaved_rates(
+    contenders: list[tuple[str, Callable[[], object], int]], repeats: int
+) -> dict[str, float]:
+    """Median items/s of each contender, timing them in turn within every repeat."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        rates.append(items / (time.perf_counter() - t0))
-    return statistics.median(rates)
+        for name, fn, items in contenders:
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(items / (time.perf_counter() - t0))
+    return {name: statistics.median(rates) for name, rates in times.items()}
+
+
+def gnubg_random_game(gnubg_nn, rng: np.random.Generator) -> int:
+    """One random game with GNU Backgammon's generator in a Python loop; its plies."""
+    board = engine.Position.start().board.tolist()
+    plies = 0
+    while True:
+        d = rng.integers(1, 7, size=2)
+        keys = gnubg_nn.moves(board, int(d[0]), int(d[1]))
+        plies += 1
+        if not keys:  # no legal move: the turn passes
+            board = [board[1], board[0]]
+            continue
+        after = gnubg_nn.boardfromkey(keys[int(rng.integers(len(keys)))])
+        if sum(after[1]) == 0:
+            return plies
+        board = [list(after[1]), list(after[0])]
 
 
 def main() -> None:
@@ -41,6 +65,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--games", type=int, default=2000)
     args = ap.parse_args()
+    try:
+        import gnubg_nn
+    except ImportError:
+        gnubg_nn = None
 
     boards, dice = corpus(args.positions, seed=2024)
     n = len(boards)
@@ -48,54 +76,59 @@ def main() -> None:
     after, _ = engine.batch_afterstates(boards, dice)
     print(f"corpus: {n} positions with rolls, {len(after)} resulting positions "
           f"({len(after) / n:.1f} per position)")
-    rows = []
+
+    contenders: list[tuple[str, Callable[[], object], int]] = []
     for batch in (1, 64, 1024, 8192):
         def run(batch=batch):
             for i in range(0, n, batch):
                 engine.batch_afterstates(boards[i : i + batch], dice[i : i + batch])
-        rows.append((f"batched, batch {batch}", median_rate(run, n, args.repeats)))
-
-    k = min(n, 500)
+        contenders.append((f"batched, batch {batch}", run, n))
+    k = min(n, 300)
     as_tuples = [(tuple(b[0].tolist()), tuple(b[1].tolist())) for b in boards[:k]]
-    rows.append(("reference (tests/reference.py)", median_rate(
-        lambda: [reference_afterstates(b, (int(d[0]), int(d[1])))
-                 for b, d in zip(as_tuples, dice[:k], strict=True)], k, 1)))
-    try:
-        import gnubg_nn
-    except ImportError:
-        gnubg_nn = None
+    contenders.append(("reference (tests/reference.py)", lambda: [
+        reference_afterstates(b, (int(d[0]), int(d[1])))
+        for b, d in zip(as_tuples, dice[:k], strict=True)], k))
     if gnubg_nn is not None:
         lists = [b.tolist() for b in boards]
-
-        def gnubg_sets():
-            for b, d in zip(lists, dice, strict=True):
-                keys = gnubg_nn.moves(b, int(d[0]), int(d[1]))
-                np.array([gnubg_nn.boardfromkey(key) for key in keys], np.int8)
+        pairs = [(int(d[0]), int(d[1])) for d in dice]
 
         def gnubg_keys():
-            for b, d in zip(lists, dice, strict=True):
-                gnubg_nn.moves(b, int(d[0]), int(d[1]))
+            for b, (d1, d2) in zip(lists, pairs, strict=True):
+                gnubg_nn.moves(b, d1, d2)
 
-        rows.append(("gnubg_nn.moves() + boards as arrays", median_rate(gnubg_sets, n, 3)))
-        rows.append(("gnubg_nn.moves() keys only", median_rate(gnubg_keys, n, 3)))
+        def gnubg_arrays():
+            for b, (d1, d2) in zip(lists, pairs, strict=True):
+                np.array([gnubg_nn.boardfromkey(key) for key in gnubg_nn.moves(b, d1, d2)],
+                         np.int8)
 
-    best = max(rate for name, rate in rows if name.startswith("batched"))
+        contenders.append(("gnubg_nn.moves(), keys only", gnubg_keys, n))
+        contenders.append(("gnubg_nn.moves() + boards as arrays", gnubg_arrays, n))
+    rates = interleaved_rates(contenders, args.repeats)
+    best = max(rate for name, rate in rates.items() if name.startswith("batched"))
     print(f"\n{'generator':40s} {'positions/s':>14s} {'batched best / this':>20s}")
-    for name, rate in rows:
+    for name, rate in rates.items():
         print(f"{name:40s} {rate:14,.0f} {best / rate:20.2f}")
 
-    games = args.games
-    engine.random_selfplay(8, np.random.default_rng(0))
     rng = np.random.default_rng(1)
-    plies = []
+    engine.random_selfplay(8, rng)
+    plies: list[float] = []
 
     def selfplay():
-        res = engine.random_selfplay(games, rng)
-        plies.append(int(res.plies.sum()))
+        plies.append(engine.random_selfplay(args.games, rng).plies.mean())
 
-    rate = median_rate(selfplay, games, args.repeats)
-    print(f"\nrandom self-play, {games} games in lockstep: {rate:,.0f} games/s "
-          f"({statistics.median(plies) / games:.1f} plies per game)")
+    games = [("batched random self-play", selfplay, args.games)]
+    n_loop = max(20, args.games // 20)
+    loop_plies: list[float] = []
+    if gnubg_nn is not None:
+        games.append(("gnubg_nn.moves() in a Python loop", lambda: loop_plies.append(
+            np.mean([gnubg_random_game(gnubg_nn, rng) for _ in range(n_loop)])), n_loop))
+    rates = interleaved_rates(games, args.repeats)
+    print(f"\n{'random self-play':40s} {'games/s':>14s} {'plies/game':>12s}")
+    for (name, _, _), ply in zip(games, (plies, loop_plies), strict=False):
+        print(f"{name:40s} {rates[name]:14,.0f} {statistics.median(ply):12.1f}")
+    if gnubg_nn is not None:
+        ratio = rates["batched random self-play"] / rates["gnubg_nn.moves() in a Python loop"]
+        print(f"batched / gnubg loop: {ratio:.2f}")
 
 
 if __name__ == "__main__":

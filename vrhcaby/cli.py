@@ -20,6 +20,7 @@ COMMANDS = (
     "eval",
     "play",
     "external",
+    "rollout",
     "tournament",
     "train",
     "dice",

@@ -1,0 +1,919 @@
+"""Rollouts: judge a position or a close play by playing it to the end many times.
+
+A rollout plays a position out `trials` times with an agent and averages the results:
+the five outcome probabilities P(win), P(win gammon), P(win backgammon), P(lose gammon),
+P(lose backgammon) of the side it is judged for (the *root* side), and their money
+equity, each with a standard error. All trials of a chunk advance in lockstep: every ply
+asks the agent once (`choose_boards`) for all of them, and every evaluation of a ply goes
+through the evaluator in one call.
+
+Variance reduction, as GNU Backgammon does it, both on by default:
+
+* **Quasi-random dice.** The first rolls are stratified: trial `i` gets, at turn `t`
+  (for the first `S` turns, with `36**S >= trials`), roll number
+  `(d_0 + ... + d_t) mod 36` of a random ordering of the 36 ordered rolls, where `d_k` is
+  the `k`-th base-36 digit of `i`. So any 36 consecutive trials see every first roll
+  once, and 1,296 trials every pair of first two rolls once. Later rolls are random.
+  The standard error is then estimated within first-roll strata (conservative: it
+  ignores the later strata).
+* **Luck adjustment.** Before each roll, the evaluator's best play is found for each of
+  the 21 rolls; the luck of the roll that came is the value of its best play minus the
+  average over all rolls (weights 1/36 and 2/36). A trial's result minus its summed luck
+  has the same expectation (the luck terms average zero whatever the evaluator) and,
+  with a good evaluator, a much smaller variance.
+
+`RolloutResult.se_cut` says how much each cut the standard error, from the trials
+themselves: the plain estimate against the stratified one, and the raw results against
+the luck-adjusted ones.
+
+Trials can stop early: after `truncate` plies, or (`race_cutoff`) at the first ply
+after the first roll where there is no contact left; either way the trial's result is
+the evaluator's estimate of the position it reached (plus the luck adjustment, if on).
+
+Dice depend only on `(seed, trial, ply)`, so the same trial number plays the same dice
+whatever the position, the chunking or the number of processes: the candidate plays of
+`rollout_plays` are rolled out with the same dice streams, and their differences are
+sharper than their values.
+
+Example (for researchers: rollout targets for a set of positions)::
+
+    from agents import load_agent
+    from vrhcaby.rollout import Settings, rollout_position
+
+    agent = load_agent("td:checkpoints/td-best.pt")
+    result = rollout_position(board, agent, settings=Settings(trials=1296, seed=1))
+    result.estimate().mean        # the five probabilities, luck-adjusted
+    result.estimate().equity, result.estimate().equity_se
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
+
+import numpy as np
+from numba import njit
+
+import engine
+from engine.formats import GameState, MatchState
+from vrhcaby import cube
+from vrhcaby.met import mwc_to_emg
+from vrhcaby.net import equity, invert, outcome
+
+__all__ = [
+    "ROLLS",
+    "CubeAnalysis",
+    "CubeSetting",
+    "Estimate",
+    "Evaluator",
+    "PlayRollout",
+    "RolloutResult",
+    "Settings",
+    "add_cubeful",
+    "cube_analysis",
+    "default_evaluator",
+    "estimate",
+    "play_cubeful_equity",
+    "rank_plays",
+    "rollout_afterstates",
+    "rollout_plays",
+    "rollout_position",
+]
+
+#: The 21 distinct rolls and how many of the 36 ordered rolls each stands for.
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+_COUNTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS])
+_ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
+for _k, (_a, _b) in enumerate(ROLLS):
+    _ROLL_INDEX[_a, _b] = _ROLL_INDEX[_b, _a] = _k
+#: The 36 ordered rolls (quasi-random strata) and the 30 opening rolls (no doubles):
+#: `(die of the side in row 1, die of the side in row 0)` for the opening.
+_PAIRS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int64)
+_OPENING = _PAIRS[_PAIRS[:, 0] != _PAIRS[:, 1]]
+#: Equity of the five probabilities, as a linear form.
+_EQUITY = np.array([2.0, 1.0, 1.0, -1.0, -1.0])
+#: A difference of probability vectors seen from the other side (`invert` without the 1).
+_SWAP = np.array([[-1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0],
+                  [0, 0, 1, 0, 0]], dtype=np.float64)  # fmt: skip
+MAX_PLIES = 2_000
+
+
+class Evaluator(Protocol):
+    """What luck adjustment and truncation need: a network's outcome probabilities."""
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """float (N, 5) outcome probabilities for the mover (row 1) of each afterstate."""
+        ...
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a rollout is played."""
+
+    #: Trials per rolled-out position.
+    trials: int = 1296
+    #: Stop each trial after this many plies and use the evaluator; None plays to the end.
+    truncate: int | None = None
+    #: Stop a trial at the first ply (after the first roll) with no contact left.
+    race_cutoff: bool = False
+    #: Stratify the first rolls (quasi-random dice).
+    quasi_random: bool = True
+    #: Subtract each roll's luck, as the evaluator judges it.
+    luck: bool = True
+    #: Dice seed (0 or more).
+    seed: int = 0
+    #: Trials per unit of work: a process's task, a progress step, what Ctrl-C keeps.
+    chunk: int = 216
+
+    def check(self) -> None:
+        """ValueError naming the first bad setting."""
+        if self.trials < 1:
+            raise ValueError(f"--trials must be at least 1, got {self.trials}")
+        if self.truncate is not None and self.truncate < 1:
+            raise ValueError(
+                f"--truncate must be at least 1 ply (or absent for none), got {self.truncate}"
+            )
+        if self.seed < 0:
+            raise ValueError(f"--seed must be 0 or more, got {self.seed}")
+        if self.chunk < 1:
+            raise ValueError(f"the chunk size must be at least 1, got {self.chunk}")
+
+
+# --- statistics ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The mean of per-trial vectors of five outcomes and the covariance of that mean."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+    trials: int
+    stratified: bool
+    #: Whether the vectors are differences of two outcomes (their equity has no -1 term).
+    difference: bool = False
+
+    @property
+    def equity(self) -> float:
+        """Cubeless money equity of the mean (or the equity difference it stands for)."""
+        return float(_EQUITY @ self.mean) if self.difference else float(equity(self.mean))
+
+    def se(self, form: np.ndarray) -> float:
+        """Standard error of a linear form of the five outcomes."""
+        return float(math.sqrt(max(float(form @ self.cov @ form), 0.0)))
+
+    @property
+    def equity_se(self) -> float:
+        return self.se(_EQUITY)
+
+    @property
+    def probability_se(self) -> np.ndarray:
+        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+
+    def ci95(self) -> tuple[float, float]:
+        """Normal 95% interval of the equity."""
+        half = 1.959963984540054 * self.equity_se
+        return self.equity - half, self.equity + half
+
+    def delta_se(self, f: Callable[[np.ndarray], float], step: float = 1e-5) -> float:
+        """Standard error of a smooth function of the mean (delta method)."""
+        grad = np.zeros(5)
+        for k in range(5):
+            e = np.zeros(5)
+            e[k] = step
+            grad[k] = (f(self.mean + e) - f(self.mean - e)) / (2 * step)
+        return self.se(grad)
+
+
+def estimate(values: np.ndarray, strata: np.ndarray | None, n_strata: int) -> Estimate:
+    """Mean and covariance of the mean of per-trial (T, 5) values.
+
+    With `strata` (each trial's first-roll index of `n_strata` equally likely ones) and
+    at least two trials in every stratum, the stratified estimator: the average of the
+    stratum means, with variance sum(S_h / n_h) / H**2. Otherwise the plain mean and
+    covariance / T (NaN with fewer than two trials).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = len(x)
+    if strata is not None and n_strata:
+        counts = np.bincount(strata, minlength=n_strata)
+        if counts.min() >= 2:
+            means = np.zeros((n_strata, 5))
+            cov = np.zeros((5, 5))
+            for h in range(n_strata):
+                xs = x[strata == h]
+                means[h] = xs.mean(axis=0)
+                cov += np.cov(xs, rowvar=False, ddof=1) / len(xs)
+            return Estimate(means.mean(axis=0), cov / n_strata**2, n, True)
+    if n < 2:
+        return Estimate(x.mean(axis=0) if n else np.full(5, np.nan), np.full((5, 5), np.nan),
+                        n, False)  # fmt: skip
+    return Estimate(x.mean(axis=0), np.cov(x, rowvar=False, ddof=1) / n, n, False)
+
+
+@dataclass
+class RolloutResult:
+    """The trials of one rolled-out position or play, from the root side's view."""
+
+    #: Each trial's result (outcome, or the evaluator's estimate where it stopped), (T, 5).
+    raw: np.ndarray
+    #: Each trial's summed luck, (T, 5) (zeros without luck adjustment).
+    luck: np.ndarray
+    #: Each trial's first-roll stratum, (T,).
+    stratum: np.ndarray
+    #: The number of strata (36, 30 for an opening), 0 without quasi-random dice.
+    n_strata: int
+    #: Plies each trial played.
+    plies: np.ndarray
+    #: Whether luck adjustment was applied.
+    luck_adjusted: bool
+    #: Whether Ctrl-C cut the rollout short (the trials are the complete chunks).
+    interrupted: bool = False
+
+    @property
+    def trials(self) -> int:
+        return len(self.raw)
+
+    @property
+    def values(self) -> np.ndarray:
+        """Per-trial values the estimate averages: raw minus luck."""
+        return self.raw - self.luck
+
+    def estimate(self, *, luck: bool = True, stratified: bool = True) -> Estimate:
+        """The estimate (luck-adjusted and stratified where the rollout used them)."""
+        values = self.values if luck else self.raw
+        strata = self.stratum if stratified and self.n_strata else None
+        return estimate(values, strata, self.n_strata)
+
+    def se_cut(self) -> dict[str, float]:
+        """How many times each variance reduction cut the equity's standard error.
+
+        `luck`: raw against luck-adjusted results; `quasi_random`: plain against
+        stratified error; `total`: a plain rollout's error against this one's. Only those
+        that were on are present; NaN when an error is (numerically) zero or unknown.
+        """
+        best = self.estimate().equity_se
+        plain = self.estimate(luck=False, stratified=False).equity_se
+
+        def ratio(a: float, b: float) -> float:
+            return a / b if b > 1e-12 and math.isfinite(a) else math.nan
+
+        out = {}
+        if self.luck_adjusted:
+            out["luck"] = ratio(self.estimate(luck=False).equity_se, best)
+        if self.n_strata:
+            out["quasi_random"] = ratio(self.estimate(stratified=False).equity_se, best)
+        if out:
+            out["total"] = ratio(plain, best)
+        return out
+
+    def to_json(self) -> dict:
+        """Figures for `--json`: probabilities, equity, errors, intervals, cuts."""
+        e = self.estimate()
+        lo, hi = e.ci95()
+        return _nan_to_none(
+            {
+                "trials": self.trials,
+                "probabilities": [float(v) for v in e.mean],
+                "probabilities_se": [float(v) for v in e.probability_se],
+                "equity": e.equity,
+                "equity_se": e.equity_se,
+                "equity_ci95": [lo, hi],
+                "se_cut": self.se_cut(),
+                "mean_plies": float(self.plies.mean()) if self.trials else None,
+                "interrupted": self.interrupted,
+            }
+        )
+
+
+def _nan_to_none(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _nan_to_none(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_nan_to_none(v) for v in x]
+    return x
+
+
+# --- dice ----------------------------------------------------------------------------
+
+
+def _stratified_turns(trials: int, bases: list[int]) -> int:
+    """The number of leading turns whose joint combinations the trials can cover."""
+    s, cover = 1, bases[0]
+    while cover < trials and s < 4:
+        cover *= 36
+        s += 1
+    return s
+
+
+class _Dice:
+    """The rolls of trials (global trial numbers), by ply; a function of (seed, trial, ply).
+
+    Ply 0 of an opening is an opening roll (no doubles): `(die of the side in row 1, die
+    of the side in row 0)`; every other roll is an ordered pair of dice.
+    """
+
+    def __init__(
+        self, seed: int, trials: np.ndarray, total: int, quasi_random: bool, opening: bool
+    ) -> None:
+        self.seed = seed
+        self.trials = np.asarray(trials, dtype=np.int64)
+        self.quasi_random = quasi_random
+        self.opening = opening
+        self.bases = [len(_OPENING) if opening else 36, 36, 36, 36]
+        self.turns = _stratified_turns(total, self.bases) if quasi_random else 0
+        self.block = math.prod(self.bases[: self.turns]) if quasi_random else 1
+        self.rngs = [np.random.default_rng([seed, int(t)]) for t in self.trials]
+        self.random = np.zeros((len(self.trials), 0, 2), dtype=np.int64)
+        self._perms: dict[tuple[int, int], np.ndarray] = {}
+
+    def _perm(self, block: int, turn: int) -> np.ndarray:
+        key = (block, turn)
+        if key not in self._perms:
+            rng = np.random.default_rng([self.seed, block, turn, 36])
+            self._perms[key] = rng.permutation(self.bases[turn])
+        return self._perms[key]
+
+    def strata(self) -> np.ndarray:
+        """Each trial's first-roll index (its stratum); zeros without quasi-random dice."""
+        if not self.quasi_random:
+            return np.zeros(len(self.trials), dtype=np.int64)
+        return self._index(np.arange(len(self.trials)), 0)
+
+    def _index(self, rows: np.ndarray, turn: int) -> np.ndarray:
+        i = self.trials[rows]
+        total = np.zeros(len(i), dtype=np.int64)
+        radix = 1
+        for k in range(turn + 1):
+            total += (i // radix) % self.bases[k]
+            radix *= self.bases[k]
+        block = i // self.block
+        index = total % self.bases[turn]
+        out = np.empty(len(i), dtype=np.int64)
+        for b in np.unique(block):
+            sel = block == b
+            out[sel] = self._perm(int(b), turn)[index[sel]]
+        return out
+
+    def roll(self, rows: np.ndarray, ply: int) -> np.ndarray:
+        """int64 (n, 2) rolls of the trials at positions `rows` of this chunk, at `ply`."""
+        if ply < self.turns:
+            table = _OPENING if self.opening and ply == 0 else _PAIRS
+            return table[self._index(rows, ply)]
+        if self.opening and ply == 0:
+            return _OPENING[[int(self.rngs[r].integers(len(_OPENING))) for r in rows]]
+        while ply >= self.random.shape[1]:
+            more = np.stack([r.integers(1, 7, size=(64, 2)) for r in self.rngs])
+            self.random = np.concatenate([self.random, more], axis=1)
+        return self.random[rows, ply]
+
+
+# --- playing trials out --------------------------------------------------------------
+
+
+def _to_root(p: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """Probabilities of the side they belong to, seen from the root side."""
+    p = np.asarray(p, dtype=np.float64)
+    return np.where(root[:, None], p, invert(p))
+
+
+def _pre_roll(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
+    """The evaluator's probabilities for the side on roll (row 1) of pre-roll boards."""
+    after = np.ascontiguousarray(boards[:, ::-1])
+    return invert(np.asarray(evaluator.probabilities(after), dtype=np.float64))
+
+
+def _game_value(after: np.ndarray) -> np.ndarray:
+    """`engine.game_value`, checking only afterstates where the mover has no checker left."""
+    value = np.zeros(len(after), dtype=np.int8)
+    over = ~after[:, 1].any(axis=1)
+    if over.any():
+        value[over] = engine.game_value(after[over])
+    return value
+
+
+def _afterstate_probabilities(
+    evaluator: Evaluator, roots: np.ndarray, after: np.ndarray, parent: np.ndarray
+) -> np.ndarray:
+    """Mover's probabilities of afterstates: a finished game's outcome, else the evaluator's."""
+    value = _game_value(after)
+    live = value == 0
+    fast = getattr(evaluator, "probabilities_from", None)
+    if live.all():
+        p = fast(roots, after, parent) if fast is not None else evaluator.probabilities(after)
+        return np.asarray(p, dtype=np.float64)
+    p = outcome(value).astype(np.float64)
+    if live.any():
+        if fast is not None:
+            p[live] = fast(roots, after[live], parent[live])
+        else:
+            p[live] = evaluator.probabilities(after[live])
+    return p
+
+
+@njit(cache=True)
+def _best_rows(scores, parent, n):  # pragma: no cover - numba
+    """Per parent 0..n-1, the row of its highest score (the first on ties; -1 if none)."""
+    rows = np.full(n, -1, np.int64)
+    best = np.full(n, -np.inf)
+    for r in range(len(parent)):
+        k = parent[r]
+        if scores[r] > best[k]:
+            best[k] = scores[r]
+            rows[k] = r
+    return rows
+
+
+def _luck(
+    evaluator: Evaluator, boards: np.ndarray, dice: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For pre-roll boards and the rolls that came: the luck of each roll for the mover,
+    (n, 5) value of the best play minus the average over the 21 rolls, and the evaluator's
+    best afterstate for that roll (the board itself when no play is legal)."""
+    keys = np.ascontiguousarray(boards).reshape(len(boards), -1)
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    u = unique.reshape(-1, 2, 25).astype(np.int8)
+    reps = np.repeat(u, len(ROLLS), axis=0)
+    after, parent = engine.batch_afterstates(reps, np.tile(ROLLS, (len(u), 1)))
+    passes = np.flatnonzero(np.bincount(parent, minlength=len(reps)) == 0)
+    if len(passes):
+        after = np.concatenate([after, reps[passes]])
+        parent = np.concatenate([parent, passes])
+        order = np.argsort(parent, kind="stable")
+        after, parent = after[order], parent[order]
+    p = _afterstate_probabilities(evaluator, reps, after, parent)
+    rows = _best_rows(np.asarray(equity(p), dtype=np.float64), parent, len(reps))
+    best = p[rows].reshape(len(u), len(ROLLS), 5)
+    mean = np.einsum("r,urk->uk", _COUNTS, best) / 36  # exact when all rolls agree
+    r = _ROLL_INDEX[dice[:, 0], dice[:, 1]]
+    diff = best[inverse, r] - mean[inverse]
+    chosen = after[rows.reshape(len(u), len(ROLLS))[inverse, r]]
+    return diff, chosen
+
+
+def _reuses_luck(agent, evaluator: Evaluator | None) -> bool:
+    """Whether the agent plays exactly the evaluator's 0-ply best play (a 0-ply td agent
+    on the same network), so the luck step's choice is its choice."""
+    return (
+        evaluator is not None
+        and getattr(agent, "evaluator", None) is evaluator
+        and getattr(agent, "plies", None) == 0
+    )
+
+
+def _play_out(
+    agent,
+    evaluator: Evaluator | None,
+    settings: Settings,
+    starts: np.ndarray,
+    root: np.ndarray,
+    dice: _Dice,
+    rows: np.ndarray,
+    opening: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Play pre-roll boards `starts` (side on roll in row 1; `root` says whether that is
+    the root side) to the end; `rows` is each one's row in `dice`. Returns the results
+    (R, 5) and summed luck (R, 5) from the root's view, and the plies played (R,)."""
+    n = len(starts)
+    board = np.array(starts, dtype=np.int8)
+    root = np.array(root, dtype=bool)
+    raw = np.zeros((n, 5))
+    luck = np.zeros((n, 5))
+    plies = np.zeros(n, dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    use_luck = settings.luck and evaluator is not None
+    reuse = use_luck and _reuses_luck(agent, evaluator)
+    for ply in range(MAX_PLIES):
+        idx = np.flatnonzero(active)
+        if not len(idx):
+            return raw, luck, plies
+        stop = np.zeros(len(idx), dtype=bool)
+        if settings.truncate is not None and ply >= settings.truncate:
+            stop[:] = True
+        elif settings.race_cutoff and ply > 0:
+            stop = ~np.asarray(engine.has_contact(board[idx]), dtype=bool).reshape(-1)
+        if stop.any():
+            assert evaluator is not None  # checked by _check_evaluator
+            s = idx[stop]
+            raw[s] = _to_root(_pre_roll(evaluator, board[s]), root[s])
+            plies[s] = ply
+            active[s] = False
+            idx = idx[~stop]
+            if not len(idx):
+                continue
+        d = dice.roll(rows[idx], ply)
+        if opening and ply == 0:
+            # The side with the higher die starts, playing both numbers.
+            other = d[:, 1] > d[:, 0]
+            board[idx[other]] = board[idx[other]][:, ::-1]
+            root[idx[other]] = ~root[idx[other]]
+            d = np.sort(d, axis=1)[:, ::-1]
+        b = board[idx]
+        chosen = None
+        if use_luck and not (opening and ply == 0):
+            assert evaluator is not None
+            diff, best = _luck(evaluator, b, d)
+            luck[idx] += np.where(root[idx, None], diff, diff @ _SWAP.T)
+            if reuse:
+                chosen = best
+        if chosen is None:
+            chosen = np.asarray(agent.choose_boards(b, d), dtype=np.int8)
+        value = _game_value(chosen)
+        done = value > 0
+        f = idx[done]
+        raw[f] = _to_root(outcome(value[done]), root[f])
+        plies[f] = ply + 1
+        active[f] = False
+        go = idx[~done]
+        board[go] = chosen[~done][:, ::-1]
+        root[go] = ~root[go]
+    raise RuntimeError(f"trials did not end within {MAX_PLIES} plies")
+
+
+@dataclass
+class _Job:
+    """A rollout of several roots with shared dice: what a worker process needs."""
+
+    agent: object
+    evaluator: Evaluator | None
+    settings: Settings
+    starts: np.ndarray  # (C, 2, 25) pre-roll boards, side on roll in row 1
+    root: np.ndarray  # (C,) whether the side on roll is the root side
+    opening: bool
+
+    def run(self, trials: range) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Results, luck (C, T, 5), plies (C, T) and strata (T,) of a chunk of trials."""
+        s = self.settings
+        dice = _Dice(s.seed, np.arange(trials.start, trials.stop), s.trials, s.quasi_random,
+                     self.opening)  # fmt: skip
+        c, t = len(self.starts), len(trials)
+        starts = np.repeat(self.starts, t, axis=0)
+        root = np.repeat(self.root, t)
+        rows = np.tile(np.arange(t), c)
+        raw, luck, plies = _play_out(
+            self.agent, self.evaluator, s, starts, root, dice, rows, self.opening
+        )
+        return raw.reshape(c, t, 5), luck.reshape(c, t, 5), plies.reshape(c, t), dice.strata()
+
+
+_WORKER: dict = {}
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _worker_chunk(trials: range):
+    return trials, _WORKER["job"].run(trials)
+
+
+def _chunks(trials: int, size: int) -> Iterator[range]:
+    for lo in range(0, trials, size):
+        yield range(lo, min(lo + size, trials))
+
+
+#: Called after each finished chunk with the results so far (one per root).
+Progress = Callable[[list[RolloutResult]], None]
+
+
+def _run(job: _Job, jobs: int, progress: Progress | None) -> list[RolloutResult]:
+    """All chunks of a job (in processes when `jobs` > 1); Ctrl-C keeps finished chunks."""
+    s = job.settings
+    c = len(job.starts)
+    done: dict[int, tuple] = {}
+
+    def results(interrupted: bool) -> list[RolloutResult]:
+        parts = [done[k] for k in sorted(done)]
+        raw = np.concatenate([p[0] for p in parts], axis=1) if parts else np.zeros((c, 0, 5))
+        luck = np.concatenate([p[1] for p in parts], axis=1) if parts else np.zeros((c, 0, 5))
+        plies = np.concatenate([p[2] for p in parts], axis=1) if parts else np.zeros((c, 0))
+        strata = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
+        n_strata = (len(_OPENING) if job.opening else 36) if s.quasi_random else 0
+        adjusted = s.luck and job.evaluator is not None
+        return [
+            RolloutResult(raw[k], luck[k], strata, n_strata, plies[k], adjusted, interrupted)
+            for k in range(c)
+        ]
+
+    def keep(trials: range, part: tuple) -> None:
+        done[trials.start] = part
+        if progress is not None:
+            progress(results(False))
+
+    try:
+        if jobs <= 1:
+            for trials in _chunks(s.trials, s.chunk):
+                keep(trials, job.run(trials))
+        else:
+            _WORKER["job"] = job
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(jobs, initializer=_worker_init) as pool:
+                try:
+                    for trials, part in pool.imap_unordered(
+                        _worker_chunk, _chunks(s.trials, s.chunk)
+                    ):
+                        keep(trials, part)
+                except KeyboardInterrupt:
+                    pool.terminate()
+                    raise
+                finally:
+                    _WORKER.pop("job", None)
+    except KeyboardInterrupt:
+        return results(True)
+    return results(False)
+
+
+# --- the public entry points ---------------------------------------------------------
+
+
+def _check_evaluator(agent, evaluator: Evaluator | None, settings: Settings) -> None:
+    settings.check()
+    if not hasattr(agent, "choose_boards"):
+        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} cannot play in batches")
+    if evaluator is None and (settings.truncate is not None or settings.race_cutoff):
+        what = "truncation" if settings.truncate is not None else "the race cut-off"
+        raise ValueError(
+            f"{what} needs a network evaluator; agent {getattr(agent, 'name', agent)!r} "
+            "has none (give one, e.g. --evaluator PATH)"
+        )
+
+
+def default_evaluator(agent) -> Evaluator | None:
+    """The agent's own network, if it has one (a td agent), else None."""
+    ev = getattr(agent, "evaluator", None)
+    return ev if ev is not None and hasattr(ev, "probabilities") else None
+
+
+def _check_board(board: np.ndarray) -> np.ndarray:
+    b = np.array(board, dtype=np.int8)
+    engine.validate_board(b)
+    if engine.game_value(b[None])[0] or engine.game_value(b[None, ::-1])[0]:
+        raise ValueError("the game in this position is over: no side is on roll")
+    return b
+
+
+def rollout_position(
+    board: np.ndarray,
+    agent,
+    *,
+    evaluator: Evaluator | None = None,
+    settings: Settings = Settings(),
+    jobs: int = 1,
+    opening: bool = False,
+    progress: Progress | None = None,
+) -> RolloutResult:
+    """Roll out a position before the roll, for the side on roll (row 1 of `board`).
+
+    `agent` plays both sides (`choose_boards`); `evaluator` (default: the agent's own
+    network) judges luck and truncated trials; without one, luck adjustment is off and
+    truncation is an error. With `opening`, the first roll is an opening roll: each side
+    rolls one die, the higher starts with both numbers (the start position then rolls
+    out to 0 by symmetry).
+    """
+    b = _check_board(board)
+    evaluator = evaluator if evaluator is not None else default_evaluator(agent)
+    _check_evaluator(agent, evaluator, settings)
+    job = _Job(agent, evaluator, settings, b[None], np.array([True]), opening)
+    return _run(job, jobs, progress)[0]
+
+
+def rollout_afterstates(
+    afterstates: np.ndarray,
+    agent,
+    *,
+    evaluator: Evaluator | None = None,
+    settings: Settings = Settings(),
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> list[RolloutResult]:
+    """Roll out afterstates (the mover in row 1, the opponent to roll) with the same dice
+    streams, each for its mover; results in the order given."""
+    after = np.array(afterstates, dtype=np.int8)
+    if after.ndim != 3 or after.shape[1:] != (2, 25) or not len(after):
+        raise ValueError(f"afterstates must have shape (N, 2, 25), N >= 1, got {after.shape}")
+    evaluator = evaluator if evaluator is not None else default_evaluator(agent)
+    _check_evaluator(agent, evaluator, settings)
+    finished = engine.game_value(after)
+    live = np.flatnonzero(finished == 0)
+    results: list[RolloutResult | None] = [None] * len(after)
+    if len(live):
+        starts = np.ascontiguousarray(after[live, ::-1])
+        job = _Job(agent, evaluator, settings, starts, np.zeros(len(live), dtype=bool), False)
+        for k, r in zip(live, _run(job, jobs, progress), strict=True):
+            results[k] = r
+    template = next((r for r in results if r is not None), None)
+    for k in np.flatnonzero(finished):
+        # A play that ends the game: its result is certain, every trial the same.
+        n = template.trials if template is not None else settings.trials
+        stratum = template.stratum if template is not None else np.zeros(n, dtype=np.int64)
+        n_strata = template.n_strata if template is not None else 0
+        raw = np.tile(outcome(finished[k : k + 1]).astype(np.float64), (n, 1))
+        results[k] = RolloutResult(
+            raw, np.zeros((n, 5)), stratum, n_strata, np.zeros(n, dtype=np.int64),
+            settings.luck and evaluator is not None,
+            template.interrupted if template is not None else False,
+        )  # fmt: skip
+    return [r for r in results if r is not None]
+
+
+@dataclass
+class PlayRollout:
+    """One candidate play and its rollout, for the side that plays it."""
+
+    play: engine.Play
+    result: RolloutResult
+    #: The fast search's value that picked it (cubeless equity, or the agent's score).
+    prior: float
+    #: Cubeless equity difference from the best candidate, per trial paired.
+    diff: Estimate | None = None
+    cubeful: float = math.nan
+    cubeful_se: float = math.nan
+
+
+def rank_plays(
+    board: np.ndarray, dice: tuple[int, int], agent, evaluator: Evaluator | None
+) -> list[tuple[engine.Play, float]]:
+    """Every legal play with its fast (0-ply) value, best first: the evaluator's cubeless
+    equity, or else the agent's own score."""
+    position = engine.Position(board)
+    plays = engine.legal_plays(position, dice)
+    if not plays:
+        raise ValueError(f"no legal play for {dice[0]}-{dice[1]}: nothing to roll out")
+    after = np.stack([p.position.board for p in plays])
+    if evaluator is not None:
+        roots = np.repeat(board[None], len(after), axis=0)
+        parent = np.arange(len(after))
+        scores = equity(_afterstate_probabilities(evaluator, roots, after, parent))
+    elif hasattr(agent, "score"):
+        scores = np.asarray(agent.score(after, np.zeros(len(after), np.int64), board[None]))
+    else:
+        scores = np.zeros(len(after))
+    order = np.argsort(-scores, kind="stable")
+    return [(plays[i], float(scores[i])) for i in order]
+
+
+def rollout_plays(
+    board: np.ndarray,
+    dice: tuple[int, int],
+    agent,
+    *,
+    candidates: int = 5,
+    evaluator: Evaluator | None = None,
+    settings: Settings = Settings(),
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> list[PlayRollout]:
+    """Roll out the best `candidates` plays of the side on roll for `dice`, picked by the
+    fast search of `rank_plays`, with the same dice streams; best rolled-out first, each
+    with its equity difference from the best (paired by trial)."""
+    if candidates < 1:
+        raise ValueError(f"--candidates must be at least 1, got {candidates}")
+    b = _check_board(board)
+    roll = engine.check_dice(dice)
+    evaluator = evaluator if evaluator is not None else default_evaluator(agent)
+    ranked = rank_plays(b, roll, agent, evaluator)[:candidates]
+    after = np.stack([p.position.board for p, _ in ranked])
+    results = rollout_afterstates(
+        after, agent, evaluator=evaluator, settings=settings, jobs=jobs, progress=progress
+    )
+    out = [PlayRollout(p, r, prior) for (p, prior), r in zip(ranked, results, strict=True)]
+    out.sort(key=lambda x: -x.result.estimate().equity)
+    best = out[0].result
+    for x in out:
+        r = x.result
+        diff = RolloutResult(
+            r.raw - best.raw, r.luck - best.luck, r.stratum, r.n_strata, r.plies,
+            r.luck_adjusted,
+        )  # fmt: skip
+        x.diff = replace(diff.estimate(), difference=True)
+    return out
+
+
+# --- the cube ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CubeSetting:
+    """The cube and score from the view of the side on roll (money when `match_to` is 0)."""
+
+    cube_value: int = 1
+    cube_owner: Literal["centre", "me", "opponent"] = "centre"
+    match_to: int = 0
+    #: Points still needed: (side on roll, its opponent); match play only.
+    away: tuple[int, int] = (0, 0)
+    crawford: bool = False
+    jacoby: bool = False
+    beavers: bool = False
+
+    @classmethod
+    def from_state(cls, state: MatchState | None) -> CubeSetting:
+        """From a Match ID's state (row 1 of the board is its `dice_owner`); money if None."""
+        if state is None:
+            return cls()
+        if state.game_state != GameState.PLAYING:
+            raise ValueError("the match state says the game is not being played")
+        if state.doubled or state.resign:
+            raise ValueError("a double or resignation is pending: no side is on roll")
+        me = state.dice_owner
+        owner = "centre" if state.cube_owner < 0 else "me" if state.cube_owner == me else "opponent"
+        away = (0, 0)
+        if state.match_length:
+            away = (state.match_length - state.score[me], state.match_length - state.score[1 - me])
+        return cls(state.cube_value, owner, state.match_length, away, state.crawford,
+                   state.jacoby, state.beavers)  # fmt: skip
+
+    def flip(self) -> CubeSetting:
+        owner = {"centre": "centre", "me": "opponent", "opponent": "me"}[self.cube_owner]
+        return CubeSetting(self.cube_value, owner, self.match_to, self.away[::-1],  # type: ignore[arg-type]
+                           self.crawford, self.jacoby, self.beavers)  # fmt: skip
+
+
+def _efficiency(board: np.ndarray) -> float:
+    cls = engine.Position(board).classify()
+    pips = int(engine.pips(board)[1])
+    return cube.cube_efficiency("contact" if cls == "over" else cls, pips)
+
+
+def _decision(p: np.ndarray, board: np.ndarray, setting: CubeSetting) -> cube.CubeDecision:
+    p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
+    x = _efficiency(board)
+    if setting.match_to:
+        return cube.match_cube_decision(
+            p, away_me=setting.away[0], away_opp=setting.away[1], cube_value=setting.cube_value,
+            cube_owner=setting.cube_owner, crawford=setting.crawford, x=x,
+        )  # fmt: skip
+    return cube.money_cube_decision(
+        p, x=x, cube_value=setting.cube_value, cube_owner=setting.cube_owner,
+        jacoby=setting.jacoby, beavers=setting.beavers,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CubeAnalysis:
+    """The cube decision of the side on roll from rolled-out probabilities (Janowski)."""
+
+    decision: cube.CubeDecision
+    #: Standard errors (delta method) of no double, double/take and the optimal equity.
+    nd_se: float
+    dt_se: float
+    optimal_se: float
+
+    def to_json(self) -> dict:
+        d = self.decision
+        return _nan_to_none(
+            {
+                "action": d.action,
+                "detail": d.detail,
+                "no_double": d.nd,
+                "double_take": d.dt,
+                "double_pass": d.dp,
+                "cubeful": d.optimal,
+                "no_double_se": self.nd_se,
+                "double_take_se": self.dt_se,
+                "cubeful_se": self.optimal_se,
+            }
+        )
+
+
+def cube_analysis(est: Estimate, board: np.ndarray, setting: CubeSetting) -> CubeAnalysis:
+    """The cube decision at the root of a position rollout (rolled-out cubeless
+    probabilities through Janowski's cubeful formulas, as GNU Backgammon's 0-ply cube)."""
+    d = _decision(est.mean, board, setting)
+
+    def se(attr: str) -> float:
+        if not math.isfinite(getattr(d, attr)):
+            return math.nan
+        return est.delta_se(lambda p: float(getattr(_decision(p, board, setting), attr)))
+
+    return CubeAnalysis(d, se("nd"), se("dt"), se("optimal"))
+
+
+def play_cubeful_equity(p: np.ndarray, afterstate: np.ndarray, setting: CubeSetting) -> float:
+    """Cubeful equity, per unit of the current cube, of a play for its mover: minus the
+    opponent's optimal cubeful equity on roll after it (EMG in match play)."""
+    opponent = setting.flip()
+    board = np.ascontiguousarray(np.asarray(afterstate)[::-1])
+    d = _decision(invert(np.asarray(p, dtype=np.float64)), board, opponent)
+    if not setting.match_to:
+        return -d.optimal
+    assert d.optimal_mwc is not None
+    return float(
+        mwc_to_emg(1.0 - d.optimal_mwc, setting.away[0], setting.away[1], setting.cube_value,
+                   crawford=setting.crawford)
+    )  # fmt: skip
+
+
+def add_cubeful(plays: list[PlayRollout], setting: CubeSetting) -> None:
+    """Fill in each candidate's cubeful equity and its standard error (delta method)."""
+    for x in plays:
+        est = x.result.estimate()
+        after = x.play.position.board
+        x.cubeful = play_cubeful_equity(est.mean, after, setting)
+        x.cubeful_se = est.delta_se(lambda p, a=after: play_cubeful_equity(p, a, setting))
