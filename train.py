@@ -2,12 +2,14 @@
 
     python train.py --config configs/quick.toml [--set td.lam=0.8 ...] [--device cuda]
     python train.py --config configs/quick.toml --resume      # continue after a stop
+    python train.py --config configs/full.toml --backend ray --address auto --workers 16
 
 Read top to bottom: the run configuration, the device, the trainer (fresh or resumed from
 the newest checkpoint), then the loop: a self-play round and its TD(λ) updates, logging,
 periodic evaluation against fixed opponents, checkpoints. Ctrl-C saves a checkpoint of
 the last completed round, so `--resume` continues exactly (same dice, same weights).
-The algorithm itself lives in `vrhcaby.td`.
+The algorithm itself lives in `vrhcaby.td`; `--backend ray` moves self-play onto Ray
+workers and keeps the learner here (`vrhcaby.distributed`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import torch
 from vrhcaby import checkpoint
 from vrhcaby.commands.train import add_arguments
 from vrhcaby.config import format_table, load_config, to_dict
+from vrhcaby.distributed import DistributedConfig, RayTrainer, check_backend
 from vrhcaby.net import NetConfig
 from vrhcaby.td import TDConfig, Trainer
 
@@ -71,6 +74,8 @@ class TrainConfig:
     net: NetConfig = field(default_factory=NetConfig)
     td: TDConfig = field(default_factory=TDConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    ray: DistributedConfig = field(default_factory=DistributedConfig)
+    """Used by --backend ray only."""
 
     def __post_init__(self) -> None:
         import engine
@@ -114,7 +119,7 @@ def code_version() -> str:
     return f"{version}+g{commit}" if commit else version
 
 
-def evaluate(trainer: Trainer, cfg: TrainConfig) -> dict[str, Any]:
+def evaluate(trainer: Trainer | RayTrainer, cfg: TrainConfig) -> dict[str, Any]:
     """Cubeless money games of the current network against each opponent."""
     from agents import load_agent
     from agents.td import TDAgent
@@ -140,8 +145,13 @@ def run(args: argparse.Namespace) -> int:
     overrides = list(args.set or [])
     if args.device:
         overrides.append(f"device={args.device}")
+    if args.workers is not None:
+        overrides.append(f"ray.workers={args.workers}")
     cfg = load_config(TrainConfig, args.config, overrides)
     device = resolve_device(cfg.device)
+    check_backend(args.backend)
+    if args.backend == "local" and (args.address or args.workers is not None):
+        raise ValueError("--address and --workers are for --backend ray")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     print(f"resolved config:\n{format_table(cfg)}", flush=True)
@@ -170,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
                 "pass --resume to continue it or --set name=OTHER for a new run"
             )
         run_dir = Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
+    if args.backend == "ray":  # self-play on the cluster; the learner stays here
+        trainer = RayTrainer(trainer, cfg.ray, args.address)
 
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
@@ -212,6 +224,9 @@ def run(args: argparse.Namespace) -> int:
             writer.add_scalar("charts/lambda", stats.lam, g)
             writer.add_scalar("charts/gammon_rate", stats.gammon_rate, g)
             writer.add_scalar("charts/backgammon_rate", stats.backgammon_rate, g)
+            if isinstance(trainer, RayTrainer):
+                for key, value in trainer.scalars().items():
+                    writer.add_scalar(key, value, g)
             bar.update(stats.games)
             postfix = {
                 "games/s": f"{stats.games / seconds:.0f}",
@@ -245,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         writer.close()
+        if isinstance(trainer, RayTrainer):
+            trainer.close()
     bar.close()
     print(f"done: {trainer.games} games; checkpoints in {ckdir.directory}, logs in {run_dir}")
     return 0

@@ -50,6 +50,7 @@ import numpy as np
 from numba import njit
 
 from engine.game import SelfPlayResult, opening_roll, roll_dice
+from engine.movegen import _grow, _hash
 from engine.play import check_dice, format_steps
 from engine.position import CHECKERS, Position
 
@@ -69,15 +70,6 @@ _ZOBRIST = _rng.integers(0, np.iinfo(np.uint64).max, size=(2, 26, 16), dtype=np.
 _EXTRA_KEY = _rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
 # Sources in the order a double visits them: the bar, the waiting checkers, points 24..1.
 _ORDER = np.array([24, 25, *range(23, -1, -1)], np.int64)
-
-
-@njit(cache=True, nogil=True)
-def _hash(board: np.ndarray, zob: np.ndarray) -> np.uint64:
-    h = np.uint64(0)
-    for side in range(2):
-        for i in range(26):
-            h ^= zob[side, i, board[side, i]]
-    return h
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -104,13 +96,6 @@ def _target(cur: np.ndarray, s: int, die: int, outside: int) -> int:
             if cur[1, j] > 0:
                 return _ILLEGAL
     return -1
-
-
-@njit(cache=True, nogil=True)
-def _grow(a: np.ndarray) -> np.ndarray:
-    bigger = np.empty((a.shape[0] * 2, *a.shape[1:]), a.dtype)
-    bigger[: a.shape[0]] = a
-    return bigger
 
 
 @njit(cache=True, nogil=True)

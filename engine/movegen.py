@@ -26,7 +26,7 @@ _ZOBRIST = np.random.default_rng(0x5EED).integers(
 def _hash(board: np.ndarray, zob: np.ndarray) -> np.uint64:
     h = np.uint64(0)
     for side in range(2):
-        for i in range(25):
+        for i in range(board.shape[1]):
             h ^= zob[side, i, board[side, i]]
     return h
 

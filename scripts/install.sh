@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install vrhcaby into it; `install.sh dev` adds the test tools.
+# Create .venv and install vrhcaby into it; `install.sh dev,ray` adds extras (dev: the test
+# tools; ray: the Ray backend).
 # torch 2.13.0 is installed first (a CPU wheel where one lies on local disk) so the
 # project's torch range is already met and pip never pulls a multi-GB CUDA build.
 set -euo pipefail

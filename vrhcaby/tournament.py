@@ -403,8 +403,14 @@ def run_pair(
     settings: Settings,
     jobs: int = 1,
     on_result: Callable[[GameResult], None] | None = None,
+    backend: str = "local",
+    workers: int = 0,
 ) -> tuple[list[GameResult], bool]:
-    """All games of a pair and whether Ctrl-C cut them short (the finished ones are kept)."""
+    """All games of a pair and whether Ctrl-C cut them short (the finished ones are kept).
+
+    `backend` "local" plays in `jobs` processes here; "ray" spreads the chunks over the
+    connected Ray cluster, `workers` at a time (0 = all its CPUs), with the same results.
+    """
     agents = (agent_a, agent_b)
     results: list[GameResult] = []
 
@@ -413,6 +419,14 @@ def run_pair(
         if on_result:
             on_result(r)
 
+    if backend == "ray":
+        from vrhcaby.distributed import run_pair_ray
+
+        chunks = list(_chunks(samples))
+        interrupted = run_pair_ray(
+            agents, chunks, seed=seed, settings=settings, workers=workers, on_result=keep
+        )
+        return results, interrupted
     try:
         if jobs <= 1:
             for chunk in _chunks(samples):
@@ -496,10 +510,13 @@ def play_pair(
     mirrored: bool = True,
     record: bool = False,
     progress: bool = False,
+    backend: str = "local",
+    workers: int = 0,
 ) -> PairResult:
     """Play `games` games (or matches) of A against B and return A's results.
 
     Mirrored, `games` is rounded up to an even number: `ceil(games / 2)` pairs.
+    `backend` and `workers` choose where the games run, as in `run_pair`.
     """
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
@@ -526,6 +543,8 @@ def play_pair(
             seed=seed,
             settings=settings,
             jobs=jobs,
+            backend=backend,
+            workers=workers,
             on_result=(lambda r: bar.update(1) if not match_to or r.match_winner >= 0 else None)
             if bar
             else None,

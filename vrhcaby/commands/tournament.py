@@ -40,6 +40,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local: --jobs processes here (default); ray: a Ray cluster (vrhcaby[ray])",
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster to join (auto, HOST:PORT); default: start one here"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="Ray tasks at a time (default 0: all the cluster's CPUs)",
+    )
+    parser.add_argument(
         "--match-to",
         type=int,
         default=0,
@@ -82,6 +97,14 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if args.match_to < 0:
         raise ValueError(f"--match-to must be positive, got {args.match_to}")
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
+    if args.backend == "local" and (args.address or args.workers):
+        raise ValueError("--address and --workers are for --backend ray (else use --jobs)")
+    if args.backend == "ray":
+        from vrhcaby.distributed import check_backend  # imports torch: only when asked
+
+        check_backend(args.backend)
     agents = [load_agent(spec) for spec in args.agents]
     check_agents(agents, Settings(variant=args.variant))
     return agents
@@ -114,6 +137,10 @@ def _save(out: Path, pair: PairResult, index: int, seed: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     agents = _check(args)
+    if args.backend == "ray":
+        from vrhcaby.distributed import connect
+
+        connect(args.address)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "games.jsonl").unlink(missing_ok=True)
@@ -126,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             variant=args.variant,
             jobs=args.jobs,
+            backend=args.backend,
+            workers=args.workers,
             cube=args.cube,
             match_to=args.match_to,
             jacoby=args.jacoby,

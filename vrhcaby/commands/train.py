@@ -21,6 +21,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", help="continue the run from its newest checkpoint"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local: the batched trainer in this process (default); ray: self-play workers "
+        "on a Ray cluster, the learner here (needs vrhcaby[ray])",
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster to join (auto, HOST:PORT); default: start one here"
+    )
+    parser.add_argument("--workers", type=int, help="Ray self-play workers (overrides ray.workers)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,0 +1,357 @@
+"""The Ray backend: self-play training and tournaments spread over a Ray cluster.
+
+Training. Self-play *workers* (Ray actors, one CPU each) play batched rounds of games with
+`td.SelfPlay`, exactly as the local trainer does; the *learner* stays in the driver and
+applies `td.Learner.update` to the episodes as they arrive. The learner publishes its
+weights with one `ray.put` every `broadcast_every` learned games (a new *version*); each
+task names the newest version's object-store reference and a worker reads the weights
+only when the version changed, so the model is never pickled per task. A worker gets its
+next task as soon as it hands in one, so playing and learning overlap; the price is
+off-policy lag: episodes played with weights `lag` versions older than the learner's.
+Batches more than `max_lag` versions behind are dropped (counted and logged). A worker
+that dies is replaced by a fresh one; the games it had in progress are lost, logged as a
+warning and counted (`lost_games`), and the run plays others in their place.
+
+Tournaments. `run_pair_ray` plays the same fixed, separately seeded chunks of mirrored
+samples as the local runner (`tournament.play_chunk`), one Ray task per chunk, so the same
+seed gives the same games whatever the number of workers.
+
+Ray is an optional dependency (``pip install 'vrhcaby[ray]'``): this module imports it
+only when called, and says how to install it when it is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from vrhcaby.net import NetConfig, build_model
+from vrhcaby.td import Episodes, RoundStats, SelfPlay, Trainer, UpdateStats, scheduled, set_lr
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "the ray backend needs Ray: pip install 'vrhcaby[ray]' (or 'ray[default]>=2.30')"
+BACKENDS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class DistributedConfig:
+    """How training is spread over a Ray cluster (the ``[ray]`` table of a run config)."""
+
+    workers: int = 2
+    """Self-play workers (Ray actors); --workers overrides it."""
+    games_per_task: int = 0
+    """Games one worker plays in lockstep per task (0 = td.batch_games)."""
+    broadcast_every: int = 0
+    """Learned games between weight broadcasts, K (0 = td.batch_games)."""
+    max_lag: int = 4
+    """Most weight versions an episode batch may lag the learner; older ones are dropped."""
+    cpus_per_worker: float = 1.0
+    """CPUs Ray reserves for each worker."""
+    max_restarts: int = 20
+    """Worker deaths tolerated in a run before it stops with an error."""
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"ray.workers must be at least 1, got {self.workers}")
+        if self.games_per_task < 0 or self.broadcast_every < 0:
+            raise ValueError("ray.games_per_task and ray.broadcast_every must be 0 or more")
+        if self.max_lag < 0 or self.max_restarts < 0:
+            raise ValueError("ray.max_lag and ray.max_restarts must be 0 or more")
+        if self.cpus_per_worker <= 0:
+            raise ValueError(f"ray.cpus_per_worker must be positive, got {self.cpus_per_worker}")
+
+
+def check_backend(backend: str) -> None:
+    """ValueError unless `backend` is known and, for ray, Ray can be imported."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    if backend == "ray":
+        require_ray()
+
+
+def require_ray() -> Any:
+    """The `ray` module, or a ValueError saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(INSTALL_HINT) from None
+    return ray
+
+
+def connect(address: str | None = None) -> Any:
+    """Join the Ray cluster at `address` (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``), or
+    start a local instance when None; an existing connection is kept. Returns `ray`."""
+    ray = require_ray()
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        except ConnectionError as exc:
+            raise ValueError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
+    return ray
+
+
+# --- training ------------------------------------------------------------------------------
+
+
+def _state_dict(weights: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    return {k[len("model/") :]: torch.tensor(v) for k, v in weights.items()}
+
+
+@dataclass
+class Played:
+    """One finished self-play task."""
+
+    version: int
+    episodes: Episodes
+    seconds: float
+
+
+class SelfPlayWorker:
+    """A self-play process: its own copy of the network, refreshed when the version moves."""
+
+    def __init__(self, net: dict[str, Any], variant: str) -> None:
+        torch.set_num_threads(1)
+        config = NetConfig.from_dict(net)
+        self.model = build_model(config)
+        self.selfplay = SelfPlay(self.model, config, variant, torch.device("cpu"))
+        self.version = -1
+
+    def play(self, version: int, weights: list, games: int, seed: int, epsilon: float) -> Played:
+        """`games` games with the weights of `version` (`weights[0]`, an object reference,
+        is read only when the version is new to this worker)."""
+        if version != self.version:
+            import ray
+
+            self.model.load_state_dict(_state_dict(ray.get(weights[0])))
+            self.version = version
+        start = time.perf_counter()
+        episodes = self.selfplay.play(games, np.random.default_rng(seed), epsilon)
+        return Played(version, episodes, time.perf_counter() - start)
+
+
+@dataclass
+class _Task:
+    slot: int
+    games: int
+
+
+class RayTrainer:
+    """A `td.Trainer` whose self-play runs on Ray workers; the same round/state interface.
+
+    The wrapped trainer keeps the model, optimizer, games count and dice generator (which
+    seeds the tasks), so checkpoints, resume and evaluation are those of a local run.
+    """
+
+    def __init__(
+        self, trainer: Trainer, config: DistributedConfig, address: str | None = None
+    ) -> None:
+        self.ray = connect(address)
+        self.trainer = trainer
+        self.config = config
+        self.games_per_task = config.games_per_task or trainer.td.batch_games
+        self.broadcast_every = config.broadcast_every or trainer.td.batch_games
+        self.version = 0
+        self._weights = self.ray.put(trainer.weights())
+        self._actor = self.ray.remote(num_cpus=config.cpus_per_worker)(SelfPlayWorker)
+        self.workers: list[Any] = [None] * config.workers
+        self.pending: dict[Any, _Task] = {}
+        self.lost_games = 0
+        self.dropped_games = 0
+        self.restarts = 0
+        self._scalars: dict[str, float] = {}
+        for slot in range(config.workers):
+            self._start(slot)
+
+    @property
+    def games(self) -> int:
+        return self.trainer.games
+
+    def _start(self, slot: int) -> None:
+        self.workers[slot] = self._actor.remote(self.trainer.net.to_dict(), self.trainer.variant)
+        self._submit(slot)
+
+    def _submit(self, slot: int) -> None:
+        seed = int(self.trainer.rng.integers(2**63))
+        ref = self.workers[slot].play.remote(
+            self.version, [self._weights], self.games_per_task, seed, self.trainer.td.epsilon
+        )
+        self.pending[ref] = _Task(slot, self.games_per_task)
+
+    def _next(self) -> tuple[int, Played]:
+        """The next finished task (its worker already has a new one); replaces dead workers."""
+        while True:
+            ready, _ = self.ray.wait(list(self.pending), num_returns=1)
+            task = self.pending.pop(ready[0])
+            try:
+                played = self.ray.get(ready[0])
+            except self.ray.exceptions.RayActorError as exc:
+                self.lost_games += task.games
+                self.restarts += 1
+                log.warning(
+                    "self-play worker %d died (%s); %d games in progress lost "
+                    "(%d lost in all); starting a new worker",
+                    task.slot,
+                    type(exc).__name__,
+                    task.games,
+                    self.lost_games,
+                )
+                if self.restarts > self.config.max_restarts:
+                    raise RuntimeError(
+                        f"{self.restarts} self-play worker deaths, more than "
+                        f"ray.max_restarts={self.config.max_restarts}; stopping"
+                    ) from exc
+                self._start(task.slot)
+                continue
+            self._submit(task.slot)
+            return task.slot, played
+
+    def round(self) -> RoundStats:
+        """Learn from arriving episodes until `broadcast_every` games (or the run's end) are
+        learned, then broadcast the new weights."""
+        trainer, td = self.trainer, self.trainer.td
+        target = min(self.broadcast_every, trainer.total_games - trainer.games)
+        stats: list[UpdateStats] = []
+        learned = plies = evaluated = gammons = backgammons = 0
+        lags: list[int] = []
+        rates: dict[int, list[float]] = {}
+        waited = busy = 0.0
+        lr = lam = 0.0
+        while learned < target:
+            started = time.perf_counter()
+            slot, played = self._next()
+            waited += time.perf_counter() - started
+            lag = self.version - played.version
+            lags.append(lag)
+            n = played.episodes.lengths.size
+            rates.setdefault(slot, []).append(n / played.seconds)
+            if lag > self.config.max_lag:
+                self.dropped_games += n
+                log.info("dropped %d games played %d weight versions ago", n, lag)
+                continue
+            started = time.perf_counter()
+            n = min(n, trainer.total_games - trainer.games)
+            episodes = played.episodes.select(np.arange(n))
+            progress = trainer.games / max(trainer.total_games, 1)
+            lr = scheduled(td.lr, td.lr_end, progress)
+            lam = scheduled(td.lam, td.lam_end, progress)
+            set_lr(trainer.optimizer, lr)
+            for chunk in np.array_split(np.arange(n), max(1, -(-n // td.games_per_update))):
+                stats.append(trainer.learner.update(episodes.select(chunk), lam))
+            trainer.games += n
+            learned += n
+            plies += episodes.plies
+            evaluated += played.episodes.evaluated * n // played.episodes.lengths.size
+            gammons += int((episodes.values >= 2).sum())
+            backgammons += int((episodes.values >= 3).sum())
+            busy += time.perf_counter() - started
+        self.version += 1
+        self._weights = self.ray.put(trainer.weights())
+        positions = sum(s.positions for s in stats)
+        weight = [s.positions / max(positions, 1) for s in stats]
+        update = UpdateStats(
+            sum(w * s.loss for w, s in zip(weight, stats, strict=True)),
+            sum(w * s.td_error for w, s in zip(weight, stats, strict=True)),
+            sum(w * s.abs_td_error for w, s in zip(weight, stats, strict=True)),
+            positions,
+        )
+        self._scalars = {
+            "offpolicy/lag_mean": float(np.mean(lags)),
+            "offpolicy/lag_max": float(max(lags)),
+            "offpolicy/dropped_games": float(self.dropped_games),
+            "workers/lost_games": float(self.lost_games),
+            "workers/restarts": float(self.restarts),
+            "learner/games_per_busy_s": learned / max(busy, 1e-9),
+            "learner/busy_fraction": busy / max(busy + waited, 1e-9),
+            **{f"workers/games_per_s/{s}": float(np.mean(r)) for s, r in sorted(rates.items())},
+        }
+        return RoundStats(
+            games=learned,
+            plies=plies,
+            evaluated=evaluated,
+            gammon_rate=gammons / max(learned, 1),
+            backgammon_rate=backgammons / max(learned, 1),
+            lr=lr,
+            lam=lam,
+            update=update,
+        )
+
+    def scalars(self) -> dict[str, float]:
+        """TensorBoard scalars of the last round: off-policy lag, dropped and lost games,
+        worker restarts, per-worker games/s and how busy the learner was."""
+        return dict(self._scalars)
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        arrays, meta = self.trainer.state()
+        meta["distributed"] = {
+            "workers": self.config.workers,
+            "version": self.version,
+            "lost_games": self.lost_games,
+            "dropped_games": self.dropped_games,
+            "restarts": self.restarts,
+        }
+        return arrays, meta
+
+    def evaluator(self, config: dict[str, Any] | None = None) -> Any:
+        return self.trainer.evaluator(config)
+
+    def close(self) -> None:
+        """Stop the workers (their unfinished games are discarded)."""
+        for worker in self.workers:
+            self.ray.kill(worker)
+        self.pending.clear()
+
+
+# --- tournaments ---------------------------------------------------------------------------
+
+
+def _play_chunk(agents: tuple, samples: range, seed: int, settings: Any) -> list:
+    from vrhcaby.tournament import play_chunk
+
+    return play_chunk(agents, samples, seed, settings)
+
+
+def run_pair_ray(
+    agents: tuple,
+    chunks: list[range],
+    *,
+    seed: int,
+    settings: Any,
+    workers: int = 0,
+    on_result: Callable[[Any], None] | None = None,
+) -> bool:
+    """Play each chunk of samples as a Ray task, at most `workers` at a time (0 = the
+    cluster's CPUs), passing each result to `on_result`; True if Ctrl-C cut it short."""
+    ray = connect()
+    window = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    play = ray.remote(num_cpus=1)(_play_chunk)
+    shared = ray.put(agents)
+    todo = iter(chunks)
+    pending: list[Any] = []
+
+    def submit() -> None:
+        chunk = next(todo, None)
+        if chunk is not None:
+            pending.append(play.remote(shared, chunk, seed, settings))
+
+    try:
+        for _ in range(window):
+            submit()
+        while pending:
+            ready, _ = ray.wait(pending, num_returns=1)
+            pending.remove(ready[0])
+            submit()
+            for result in ray.get(ready[0]):
+                if on_result:
+                    on_result(result)
+    except KeyboardInterrupt:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        return True
+    return False
