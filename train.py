@@ -125,7 +125,10 @@ def evaluate(trainer: Trainer | RayTrainer, cfg: TrainConfig) -> dict[str, Any]:
     from agents.td import TDAgent
     from vrhcaby.tournament import play_pair
 
-    me = TDAgent(trainer.evaluator(to_dict(cfg)), plies=0, name="td-training")
+    # Cubeless evaluation: no cube, and no resignations that would cut games short.
+    me = TDAgent(
+        trainer.evaluator(to_dict(cfg)), plies=0, name="td-training", cube_aware=False
+    )
     results = {}
     for spec in cfg.eval.opponents:
         r = play_pair(
