@@ -8,16 +8,6 @@ Pure numpy (the generator's kernel compiled by numba); no torch, no I/O.
 ['13/2', '13/7 8/3', '13/8 13/7']
 """
 
-from engine.acey_deucey import (
-    PlayAD,
-    batch_afterstates_ad,
-    batch_bonus_ad,
-    game_value_ad,
-    legal_plays_ad,
-    play_game_ad,
-    random_selfplay_ad,
-    start_boards_ad,
-)
 from engine.formats import (
     GameState,
     MatchState,
@@ -44,6 +34,28 @@ from engine.movegen import batch_afterstates, batch_afterstates_with_steps
 from engine.play import IllegalPlayError, InvalidPlayError, Play, check_dice, legal_plays
 from engine.position import CHECKERS, Position, has_contact, pips, validate_board
 from engine.variants import VARIANTS, Variant, get_variant
+
+# Acey-deucey has kernels of its own: imported on first use, so that a program that only
+# plays backgammon does not pay for them at start-up.
+_ACEY_DEUCEY = (
+    "PlayAD",
+    "batch_afterstates_ad",
+    "batch_bonus_ad",
+    "game_value_ad",
+    "legal_plays_ad",
+    "play_game_ad",
+    "random_selfplay_ad",
+    "start_boards_ad",
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _ACEY_DEUCEY:
+        from engine import acey_deucey
+
+        return getattr(acey_deucey, name)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
 
 __all__ = [
     "CHECKERS",
