@@ -2,7 +2,7 @@
 agent's mean final total as a fraction of it.
 
     .venv/bin/python bench/sixdice.py                   # evaluate checkpoints/sixdice-td.pt
-    .venv/bin/python bench/sixdice.py --train 60        # train it first (60 rounds)
+    .venv/bin/python bench/sixdice.py --train 100       # train it first (100 rounds)
 
 Prints a markdown table for the README.
 """
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -42,11 +43,16 @@ def main() -> int:
     parser.add_argument("--lam", type=float, default=TDConfig.lam, help="TD lambda")
     parser.add_argument("--explore", type=float, default=TDConfig.explore)
     parser.add_argument("--hidden", type=int, default=TDConfig.hidden, help="network width")
+    parser.add_argument(
+        "--train-games", type=int, default=TDConfig.games, help="self-play games per round"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--games", type=int, default=10000, help="batched games per value agent")
     parser.add_argument("--engine-games", type=int, default=300, help="games through the engine")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    torch.set_num_threads(args.threads)
 
     t0 = time.perf_counter()
     table = solve()
@@ -56,7 +62,11 @@ def main() -> int:
     if args.train:
         t0 = time.perf_counter()
         cfg = TDConfig(
-            iterations=args.train, lam=args.lam, hidden=args.hidden, explore=args.explore
+            iterations=args.train,
+            games=args.train_games,
+            lam=args.lam,
+            hidden=args.hidden,
+            explore=args.explore,
         )
         net, history = train(cfg)
         save_checkpoint(args.checkpoint, net, cfg, history)
@@ -76,7 +86,10 @@ def main() -> int:
         t0 = time.perf_counter()
         mean, half = interval(self_play(values, args.games, rng).totals)
         rows.append((name, "batched", args.games, mean, half, time.perf_counter() - t0))
-    for spec in ["optimal", "greedy", "random"]:
+    specs = ["optimal", f"td:{args.checkpoint}", "greedy", "random"]
+    if not Path(args.checkpoint).is_file():
+        specs.remove(f"td:{args.checkpoint}")
+    for spec in specs if args.engine_games else []:
         agent = load_dice_agent(spec, seed=args.seed)
         t0 = time.perf_counter()
         totals = np.array(

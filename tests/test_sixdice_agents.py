@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,8 +202,35 @@ def test_lambda_returns_match_a_plain_loop() -> None:
     assert td.lambda_returns(play, 1.0)[0] == pytest.approx(play.totals)
 
 
+def test_expected_backups_match_the_reference_turn() -> None:
+    # An arbitrary valuation of the sheets after the turn, not a table of this code's.
+    def values(masks: np.ndarray, banks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks)
+        return 1.7 * np.asarray(banks) + 3.0 * (masks % 7) + 0.5 * (masks % 5) ** 2
+
+    sheets = [(1 << 6) | (1 << 8), 1 << 9]
+    got_m, got_b, got_t = td.expected_backups(values, [*sheets, sheets[0], 0])
+    for mask in sheets:
+        cats = [c for c in range(12) if mask >> c & 1]
+        top = 2 * (12 - len(cats))
+        mine = got_m == mask
+        assert sorted(got_b[mine]) == list(range(top + 1))  # every bank it can hold, once
+        u = None
+        for n in range(top + 3):
+            stop = np.max([ref_scores(c) + values([mask & ~(1 << c)], [n])[0] for c in cats], 0)
+            u = stop if u is None else np.maximum(stop, rethrow_best(u))
+            if n >= 2:
+                assert got_t[mine & (got_b == n - 2)] == pytest.approx(u.mean()), (mask, n)
+    assert 0 not in got_m
+
+
+def test_successors_are_one_written_category_away() -> None:
+    got = td.successors(np.array([0b1011, 0b1011, 1 << 11]))
+    assert sorted(got) == [0, 0b0011, 0b1001, 0b1010]
+
+
 def test_td_training_smoke_and_checkpoint_round_trip(tmp_path) -> None:
-    cfg = td.TDConfig(iterations=2, games=16, epochs=1)
+    cfg = td.TDConfig(iterations=2, games=4, epochs=1, hidden=16)
     net, history = td.train(cfg)
     assert len(history) == 2 and all(np.isfinite(history))
     path = tmp_path / "dice.pt"
@@ -219,3 +247,11 @@ def test_td_training_smoke_and_checkpoint_round_trip(tmp_path) -> None:
     assert game.over
     with pytest.raises(sd.RuleError, match="standard game"):
         ag.load_dice_agent(f"td:{path}", harsh=True)
+
+
+@pytest.mark.slow
+def test_shipped_checkpoint_reaches_97_percent_of_the_optimum() -> None:
+    net = td.load_net(Path(__file__).resolve().parents[1] / "checkpoints" / "sixdice-td.pt")
+    totals = ag.self_play(td.net_values(net), 1000, np.random.default_rng(5)).totals
+    half = 1.96 * totals.std(ddof=1) / np.sqrt(len(totals))
+    assert totals.mean() - half > 0.97 * ag.optimal_expected_score()
