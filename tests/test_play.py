@@ -131,6 +131,7 @@ def test_plays_are_hashable_values():
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 6))
 def test_every_play_round_trips_through_notation(seed, d1, d2):
     pos = Position(random_board(np.random.default_rng(seed)))
-    for play in engine.legal_plays(pos, (d1, d2)):
+    plays = engine.legal_plays(pos, (d1, d2))
+    for play in plays[:: max(1, len(plays) // 12)]:  # parsing lists the plays again
         again = Play.parse(str(play), pos, (d1, d2))
         assert again.position == play.position
