@@ -56,7 +56,9 @@ class TrainConfig:
     seed: int = 1
     """Seed of the initial weights and of the self-play dice."""
     variant: str = "standard"
-    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey."""
+    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey (which
+    trains without evaluation games, eval.every = 0; its network gets the waiting-checker
+    and extra-turn inputs by itself)."""
     games: int = 20_000
     """Self-play games to train for."""
     device: str = "cpu"
@@ -80,7 +82,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         import engine
 
-        engine.get_variant(self.variant)
+        if engine.get_variant(self.variant).enter_from_start and self.eval.every:
+            raise ValueError("eval.every must be 0 for acey-deucey: no agent plays it yet")
         if self.games < 1 or self.checkpoint_every < 1:
             raise ValueError("games and checkpoint_every must be at least 1")
 

@@ -99,7 +99,8 @@ class TDAgent(AfterstateAgent):
         self.cube_aware = cube_aware
 
     def supports(self, variant: str) -> bool:
-        return variant == getattr(self.evaluator, "variant", "standard")
+        # Acey-deucey boards have a waiting column this agent's search does not handle.
+        return variant == getattr(self.evaluator, "variant", "standard") != "acey-deucey"
 
     def _probabilities(
         self, after: np.ndarray, roots: np.ndarray | None, parent: np.ndarray | None

@@ -14,6 +14,13 @@ Encodings, chosen by name (`ENCODINGS`):
   row 0 rolls next (kept so the layout is Tesauro's 198).
 - ``rich`` (214 units): ``tesauro`` plus 16 hand-made features known to help (see
   `rich_features`).
+
+Acey-deucey boards are int8 (N, 2, 26), column 25 holding each side's checkers waiting to
+enter, and an afterstate may let its mover roll again. A network for them has the
+*variant inputs* (`encode_variant`): its encoding of the board with the waiting checkers
+counted on the bar (they enter as bar checkers do and are as far from home, so pip counts,
+borne-off counts and the `rich` features stay right), then three units that tell them apart
+and say who rolls next (`VARIANT_INPUTS`).
 """
 
 from __future__ import annotations
@@ -147,6 +154,61 @@ ENCODINGS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int]] = {
     "rich": (encode_rich, 214),
 }
 """Encoding name -> (encoder, number of input units)."""
+
+
+VARIANT_INPUTS = ("waiting_0", "waiting_1", "rolls_again")
+"""The acey-deucey units after the encoding: waiting checkers of row 0 and row 1 (n/15),
+and 1 when the side that just moved (row 1) rolls again, 0 when row 0 rolls next."""
+
+WAITING = 25
+"""The column of the waiting checkers in an acey-deucey board (N, 2, 26)."""
+
+
+def _as_boards_ad(boards: np.ndarray) -> np.ndarray:
+    boards = np.asarray(boards)
+    if boards.ndim != 3 or boards.shape[1:] != (2, 26):
+        raise ValueError(f"acey-deucey boards must have shape (N, 2, 26), got {boards.shape}")
+    return boards
+
+
+def waiting_on_bar(boards: np.ndarray) -> np.ndarray:
+    """Acey-deucey boards (N, 2, 26) as (N, 2, 25) boards with the waiting checkers on the bar."""
+    boards = _as_boards_ad(boards)
+    plain = boards[:, :, :WAITING].copy()
+    plain[:, :, 24] += boards[:, :, WAITING]
+    return plain
+
+
+def variant_units(boards: np.ndarray, extra_turn: np.ndarray | None = None) -> np.ndarray:
+    """The three `VARIANT_INPUTS` of acey-deucey boards (N, 2, 26) -> (N, 3) float32.
+
+    `extra_turn` (N,) bool says which afterstates let their mover roll again (None: none).
+    """
+    boards = _as_boards_ad(boards)
+    out = np.zeros((boards.shape[0], 3), np.float32)
+    out[:, :2] = boards[:, :, WAITING] / 15.0
+    if extra_turn is not None:
+        extra_turn = np.asarray(extra_turn, bool)
+        if extra_turn.shape != (boards.shape[0],):
+            raise ValueError(
+                f"extra_turn must have shape ({boards.shape[0]},), got {extra_turn.shape}"
+            )
+        out[:, 2] = extra_turn
+    return out
+
+
+def encode_variant(
+    name: str, boards: np.ndarray, extra_turn: np.ndarray | None = None
+) -> np.ndarray:
+    """Encoding `name` plus the variant inputs: (N, 2, 26) -> (N, width + 3) float32.
+
+    The encoding reads each board with its waiting checkers on the bar (`waiting_on_bar`);
+    `variant_units` follow.
+    """
+    encoder = get_encoding(name)[0]
+    return np.concatenate(
+        [encoder(waiting_on_bar(boards)), variant_units(boards, extra_turn)], axis=1
+    )
 
 
 def get_encoding(name: str) -> tuple[Callable[[np.ndarray], np.ndarray], int]:

@@ -27,7 +27,15 @@ import numpy as np
 from numba import njit
 
 from vrhcaby import checkpoint
-from vrhcaby.encode import get_encoding, rich_features
+from vrhcaby.encode import (
+    VARIANT_INPUTS,
+    WAITING,
+    encode_variant,
+    get_encoding,
+    rich_features,
+    variant_units,
+    waiting_on_bar,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -46,6 +54,9 @@ class NetConfig:
     """Hidden layer sizes, input side first."""
     activation: str = "sigmoid"
     """Hidden activation: sigmoid, tanh or relu."""
+    variant_inputs: bool = False
+    """Read acey-deucey boards (N, 2, 26) and add `vrhcaby.encode.VARIANT_INPUTS` (waiting
+    checkers per side, the mover rolls again); the trainer sets it for that variant only."""
 
     def __post_init__(self) -> None:
         get_encoding(self.encoding)
@@ -60,7 +71,22 @@ class NetConfig:
     @property
     def inputs(self) -> int:
         """Width of the input layer."""
-        return get_encoding(self.encoding)[1]
+        return get_encoding(self.encoding)[1] + (len(VARIANT_INPUTS) if self.variant_inputs else 0)
+
+    @property
+    def columns(self) -> int:
+        """Board columns the network reads: 25, or 26 with the acey-deucey waiting checkers."""
+        return WAITING + 1 if self.variant_inputs else WAITING
+
+    def encode(self, boards: np.ndarray, extra_turn: np.ndarray | None = None) -> np.ndarray:
+        """The network's inputs (N, inputs) float32 for afterstate boards (N, 2, columns).
+
+        `extra_turn` (N,) bool marks afterstates whose mover rolls again; only a network with
+        variant inputs can see it, and None means none does.
+        """
+        if self.variant_inputs:
+            return encode_variant(self.encoding, boards, extra_turn)
+        return get_encoding(self.encoding)[0](boards)
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -69,10 +95,16 @@ class NetConfig:
 
     def describe(self) -> str:
         """Layer widths and activation, e.g. ``198-80-5 sigmoid (tesauro)``."""
-        return f"{'-'.join(map(str, self.sizes))} {self.activation} ({self.encoding})"
+        variant = "+acey-deucey" if self.variant_inputs else ""
+        return f"{'-'.join(map(str, self.sizes))} {self.activation} ({self.encoding}{variant})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "hidden": list(self.hidden)}
+        """JSON-able fields; `variant_inputs` only when set, so other nets' dicts never
+        change."""
+        data = {**asdict(self), "hidden": list(self.hidden)}
+        if not self.variant_inputs:
+            del data["variant_inputs"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NetConfig:
@@ -80,6 +112,7 @@ class NetConfig:
             encoding=str(data["encoding"]),
             hidden=tuple(data["hidden"]),
             activation=str(data["activation"]),
+            variant_inputs=bool(data.get("variant_inputs", False)),
         )
 
 
@@ -162,6 +195,8 @@ def build_model(config: NetConfig) -> torch.nn.Sequential:
 # candidate afterstate differs from the board it was played from in a handful of cells, so
 # its layer is the board's plus the changed cells' differences. Both kernels below are
 # exact rewrites of the dense product (tested against torch) and several times cheaper.
+# An acey-deucey net's waiting checkers are a 26th cell: its bar units (they count on the
+# bar) plus its own waiting unit, both linear in the count.
 
 
 @njit(cache=True, fastmath=True)
@@ -173,7 +208,7 @@ def _layer1_full(boards, table, off_table, bias):  # pragma: no cover - numba
             out[r, k] = bias[k]
         for s in range(2):
             total = 0
-            for i in range(25):
+            for i in range(boards.shape[2]):
                 c = np.int64(boards[r, s, i])
                 total += c
                 if c:
@@ -195,7 +230,7 @@ def _layer1_delta(after, parent, roots, base, table, off_table):  # pragma: no c
         for s in range(2):
             total_after = 0
             total_root = 0
-            for i in range(25):
+            for i in range(after.shape[2]):
                 a = np.int64(after[r, s, i])
                 b = np.int64(roots[p, s, i])
                 total_after += a
@@ -276,7 +311,7 @@ class Evaluator:
         for n in range(16):
             units[n] = (n >= 1, n >= 2, n >= 3, max(n - 3, 0) / 2.0)
         counts = np.arange(16, dtype=np.float32)
-        self._table = np.zeros((2, 25, 16, hidden), np.float32)
+        self._table = np.zeros((2, self.net.columns, 16, hidden), np.float32)
         self._off = np.zeros((2, 16, hidden), np.float32)
         for side in (0, 1):
             block = w1[:, 98 * side : 98 * side + 96].reshape(hidden, 24, 4)
@@ -284,11 +319,36 @@ class Evaluator:
             self._table[side, 24] = np.outer(counts / 2.0, w1[:, 98 * side + 96])
             self._off[side] = np.outer(counts / 15.0, w1[:, 98 * side + 97])
         self._bias = (b1 + w1[:, 196]).astype(np.float32)  # the constant "row 0 rolls" unit
-        self._extra = w1[:, 198:].T.copy()  # columns of the hand-made features, if any
+        width = get_encoding(self.net.encoding)[1]
+        self._extra = w1[:, 198:width].T.copy()  # columns of the hand-made features, if any
+        self._again = np.zeros(hidden, np.float32)
+        if self.net.variant_inputs:
+            for side in (0, 1):
+                self._table[side, WAITING] = self._table[side, 24] + np.outer(
+                    counts / 15.0, w1[:, width + side]
+                )
+            self._again = w1[:, width + 2].copy()
 
-    def _extras(self, boards: np.ndarray, layer: np.ndarray) -> np.ndarray:
+    def _check(self, boards: np.ndarray, extra_turn: np.ndarray | None) -> np.ndarray:
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        shape = (2, self.net.columns)
+        if boards.ndim != 3 or boards.shape[1:] != shape:
+            raise ValueError(
+                f"afterstates must have shape (N, {shape[0]}, {shape[1]}) for this "
+                f"network, got {boards.shape}"
+            )
+        if extra_turn is not None and not self.net.variant_inputs:
+            raise ValueError("extra_turn is for acey-deucey networks (variant inputs) only")
+        return boards
+
+    def _extras(
+        self, boards: np.ndarray, layer: np.ndarray, extra_turn: np.ndarray | None
+    ) -> np.ndarray:
         if self._extra.shape[0]:
-            layer += rich_features(boards) @ self._extra
+            plain = waiting_on_bar(boards) if self.net.variant_inputs else boards
+            layer += rich_features(plain) @ self._extra
+        if extra_turn is not None:
+            layer += variant_units(boards, extra_turn)[:, 2:] * self._again
         return layer
 
     def _head(self, layer: np.ndarray) -> np.ndarray:
@@ -299,29 +359,38 @@ class Evaluator:
         w, b = self.weights[-1]
         return joint(_last_layer(x, ACTIVATIONS.index(self.net.activation), w, b))
 
-    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
-        """Five outputs (N, 5) float32 for the side that just moved (row 1) of each board."""
-        boards = np.ascontiguousarray(afterstates, dtype=np.int8)
-        if boards.ndim != 3 or boards.shape[1:] != (2, 25):
-            raise ValueError(f"afterstates must have shape (N, 2, 25), got {boards.shape}")
+    def probabilities(
+        self, afterstates: np.ndarray, extra_turn: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Five outputs (N, 5) float32 for the side that just moved (row 1) of each board.
+
+        Boards are (N, 2, 25); for an acey-deucey network (`NetConfig.variant_inputs`,
+        `variant` "acey-deucey") they are (N, 2, 26), column 25 the waiting checkers, and
+        `extra_turn` (N,) bool may mark the afterstates whose mover rolls again (None: none).
+        """
+        boards = self._check(afterstates, extra_turn)
         layer = _layer1_full(boards, self._table, self._off, self._bias)
-        return self._head(self._extras(boards, layer))
+        return self._head(self._extras(boards, layer, extra_turn))
 
     def probabilities_from(
-        self, roots: np.ndarray, afterstates: np.ndarray, parent: np.ndarray
+        self,
+        roots: np.ndarray,
+        afterstates: np.ndarray,
+        parent: np.ndarray,
+        extra_turn: np.ndarray | None = None,
     ) -> np.ndarray:
         """As `probabilities`, for afterstates played from `roots[parent]` (same layout,
         mover in row 1): faster, since only the cells a play changed are recomputed."""
-        roots = np.ascontiguousarray(roots, dtype=np.int8)
-        after = np.ascontiguousarray(afterstates, dtype=np.int8)
+        roots = self._check(roots, None)
+        after = self._check(afterstates, extra_turn)
         base = _layer1_full(roots, self._table, self._off, self._bias)
         parent = np.ascontiguousarray(parent, dtype=np.int64)
         layer = _layer1_delta(after, parent, roots, base, self._table, self._off)
-        return self._head(self._extras(after, layer))
+        return self._head(self._extras(after, layer, extra_turn))
 
-    def equity(self, afterstates: np.ndarray) -> np.ndarray:
+    def equity(self, afterstates: np.ndarray, extra_turn: np.ndarray | None = None) -> np.ndarray:
         """Cubeless money equity (N,) for the side that just moved (row 1) of each board."""
-        return equity(self.probabilities(afterstates))
+        return equity(self.probabilities(afterstates, extra_turn))
 
 
 def weights_from_arrays(net: NetConfig, arrays: dict[str, np.ndarray]) -> list:

@@ -23,21 +23,38 @@ backward pass per update, where per-game online traces need a per-game, per-outp
 of every weight (five times the network per game in flight) and a per-sample gradient
 every ply. λ = 0 gives TD(0) targets (the next value), λ = 1 Monte-Carlo targets (the
 final result); the same code path serves both.
+
+Variants. Nackgammon and its seeded form differ only in the starting layout. Acey-deucey
+boards are (2, 26), with each side's waiting checkers in column 25, and its network has
+the variant inputs (`NetConfig.variant_inputs`, which the trainer sets for it), one of
+which says that the mover rolls again. A 1-2 is chosen in two stages, each greedily: the
+play of the 1 and the 2 (scored as an afterstate whose mover moves again when the bonus is
+due), then the double and its play (`engine.acey_deucey.batch_bonus_ad`). After a turn
+that earns another roll the next position is the afterstate itself, not flipped, and its
+λ-return target is the next value without a change of view.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import torch
 
 import engine
-from vrhcaby.encode import get_encoding
+from engine.acey_deucey import (
+    batch_afterstates_ad,
+    batch_bonus_ad,
+    game_value_ad,
+    start_boards_ad,
+)
 from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint, outcome
 
 OPTIMIZERS = ("sgd", "adam")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -83,9 +100,11 @@ class Episodes:
     """The afterstates of a round of finished games, padded to the longest game."""
 
     states: np.ndarray
-    """int8 (T, G, 2, 25): afterstate t of game g (mover in row 1); padding after the end."""
+    """int8 (T, G, 2, C): afterstate t of game g (mover in row 1); padding after the end.
+    C is 25, or 26 for acey-deucey (column 25 the waiting checkers)."""
     movers: np.ndarray
-    """int8 (T, G): which side (0 = the opener) made each afterstate."""
+    """int8 (T, G): which side (0 = the opener) made each afterstate. Two afterstates in a
+    row by the same side mean the first earned another roll (acey-deucey)."""
     lengths: np.ndarray
     """int64 (G,): afterstates per game, the last being the finished position."""
     values: np.ndarray
@@ -108,6 +127,13 @@ class Episodes:
             0,
         )
 
+    def extra_turns(self) -> np.ndarray:
+        """bool (T, G): the afterstates after which the same side rolls again."""
+        extra = np.zeros(self.movers.shape, bool)
+        extra[:-1] = self.movers[1:] == self.movers[:-1]
+        extra &= np.arange(extra.shape[0])[:, None] < self.lengths[None, :] - 1
+        return extra
+
 
 def segment_argmax(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Index of the first maximum of each consecutive segment of `values`.
@@ -123,12 +149,39 @@ def segment_argmax(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return hits[first]
 
 
-def _start_boards(variant: str, n: int) -> np.ndarray:
+def start_boards(variant: str, n: int) -> np.ndarray:
+    """`n` copies of the variant's starting board: (n, 2, 25), or (n, 2, 26) for acey-deucey."""
     if engine.get_variant(variant).enter_from_start:
-        raise ValueError(
-            f"the trainer does not learn {variant!r} yet (its boards carry waiting checkers)"
-        )
+        return start_boards_ad(n)
     return np.repeat(engine.Position.start(variant).board[None], n, axis=0)
+
+
+def variant_net(net: NetConfig, variant: str) -> NetConfig:
+    """`net` with the variant inputs on for acey-deucey; a ValueError if they are asked for
+    another variant (whose boards have no waiting checkers)."""
+    needs = engine.get_variant(variant).enter_from_start
+    if net.variant_inputs and not needs:
+        raise ValueError(f"net.variant_inputs is for acey-deucey, not {variant!r}")
+    if needs and not net.variant_inputs:
+        log.info("acey-deucey: adding the variant inputs to the %s network", net.describe())
+        return replace(net, variant_inputs=True)
+    return net
+
+
+def _stay_when_blocked(
+    roots: np.ndarray, after: np.ndarray, parent: np.ndarray, flag: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The candidates plus, for each root with no legal play, the root itself (flag False):
+    the side "moves" to its own position and the turn passes."""
+    blocked = np.bincount(parent, minlength=len(roots)) == 0
+    if not blocked.any():
+        return after, parent, flag
+    after = np.concatenate([after, roots[blocked]])
+    parent = np.concatenate([parent, np.flatnonzero(blocked)])
+    order = np.argsort(parent, kind="stable")
+    if flag is not None:
+        flag = np.concatenate([flag, np.zeros(int(blocked.sum()), bool)])[order]
+    return after[order], parent[order], flag
 
 
 class SelfPlay:
@@ -137,28 +190,84 @@ class SelfPlay:
     On the CPU the network is evaluated by the numpy `Evaluator` (its incremental first
     layer is several times cheaper than the dense product); on another device, by the
     torch model there. Weights do not change during a round, so both read them once.
+    `net` must suit the variant (`variant_net`).
     """
 
     def __init__(
         self, model: torch.nn.Module, net: NetConfig, variant: str, device: torch.device
     ) -> None:
+        if variant_net(net, variant) != net:
+            raise ValueError(f"a {variant} network needs net.variant_inputs")
         self.model = model
         self.net = net
-        self.encode = get_encoding(net.encoding)[0]
         self.variant = variant
         self.device = device
-        _start_boards(variant, 0)
 
     @torch.inference_mode()
-    def _torch_equities(self, after: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(self.encode(after)).to(self.device)
+    def _torch_equities(self, after: np.ndarray, extra: np.ndarray | None) -> np.ndarray:
+        x = torch.from_numpy(self.net.encode(after, extra)).to(self.device)
         return equity(joint(self.model(x))).cpu().numpy()  # GPU sync point
+
+    def _pick(
+        self,
+        roots: np.ndarray,
+        after: np.ndarray,
+        parent: np.ndarray,
+        extra: np.ndarray | None,
+        rng: np.random.Generator,
+        epsilon: float,
+        evaluator: Evaluator | None,
+    ) -> np.ndarray:
+        """Row of `after` chosen for each root (each has at least one): the best equity for
+        the mover, or with probability `epsilon` a uniformly random one."""
+        counts = np.bincount(parent, minlength=len(roots))
+        if evaluator is None:
+            scores = self._torch_equities(after, extra)
+        else:
+            scores = equity(evaluator.probabilities_from(roots, after, parent, extra))
+        choice = segment_argmax(scores, counts)
+        if epsilon > 0:
+            explore = rng.random(len(roots)) < epsilon
+            starts = np.cumsum(counts) - counts
+            random_pick = starts + (rng.random(len(roots)) * counts).astype(np.int64)
+            choice = np.where(explore, random_pick, choice)
+        return choice
+
+    def _turn(
+        self,
+        on_roll: np.ndarray,
+        dice: np.ndarray,
+        rng: np.random.Generator,
+        epsilon: float,
+        evaluator: Evaluator | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Each board's chosen afterstate, whether its mover rolls again, the points it won
+        (0 = not over), and how many positions were evaluated."""
+        if not self.net.variant_inputs:
+            after, parent = engine.batch_afterstates(on_roll, dice)
+            after, parent, _ = _stay_when_blocked(on_roll, after, parent, None)
+            chosen = after[self._pick(on_roll, after, parent, None, rng, epsilon, evaluator)]
+            again = np.zeros(len(on_roll), bool)
+            return chosen, again, engine.game_value(chosen), len(after)
+        # Acey-deucey: first the 1 and 2 of a 1-2 (or the whole roll), then any bonus double.
+        after, parent, due = batch_afterstates_ad(on_roll, dice, bonus=False)
+        after, parent, due = _stay_when_blocked(on_roll, after, parent, due)
+        choice = self._pick(on_roll, after, parent, due, rng, epsilon, evaluator)
+        chosen, again, evaluated = after[choice], np.zeros(len(on_roll), bool), len(after)
+        owed = np.flatnonzero(due[choice])
+        if owed.size:
+            roots = chosen[owed]
+            after, parent, extra = batch_bonus_ad(roots)  # a row for every board
+            choice = self._pick(roots, after, parent, extra, rng, epsilon, evaluator)
+            chosen[owed], again[owed] = after[choice], extra[choice]
+            evaluated += len(after)
+        return chosen, again, game_value_ad(chosen), evaluated
 
     def play(self, n_games: int, rng: np.random.Generator, epsilon: float = 0.0) -> Episodes:
         """Play `n_games` games to the end in lockstep and return their afterstates."""
-        boards = _start_boards(self.variant, n_games)
+        boards = start_boards(self.variant, n_games)
         capacity = 256
-        states = np.zeros((capacity, n_games, 2, 25), np.int8)
+        states = np.zeros((capacity, *boards.shape), np.int8)
         movers = np.zeros((capacity, n_games), np.int8)
         lengths = np.zeros(n_games, np.int64)
         values = np.zeros(n_games, np.int8)
@@ -173,39 +282,20 @@ class SelfPlay:
         if self.device.type == "cpu":
             evaluator = Evaluator(self.net, weights_from_model(self.model), self.variant)
         while active.size:
-            on_roll = boards[active]
-            after, parent = engine.batch_afterstates(on_roll, dice)
-            counts = np.bincount(parent, minlength=active.size)
-            if (blocked := counts == 0).any():  # no legal play: the position stays
-                after = np.concatenate([after, on_roll[blocked]])
-                parent = np.concatenate([parent, np.flatnonzero(blocked)])
-                order = np.argsort(parent, kind="stable")
-                after, parent = after[order], parent[order]
-                counts[blocked] = 1
-            if evaluator is None:
-                scores = self._torch_equities(after)
-            else:
-                scores = equity(evaluator.probabilities_from(on_roll, after, parent))
-            choice = segment_argmax(scores, counts)
-            evaluated += after.shape[0]
-            if epsilon > 0:
-                explore = rng.random(active.size) < epsilon
-                starts = np.cumsum(counts) - counts
-                random_pick = starts + (rng.random(active.size) * counts).astype(np.int64)
-                choice = np.where(explore, random_pick, choice)
-            chosen = after[choice]
+            chosen, again, won, n = self._turn(boards[active], dice, rng, epsilon, evaluator)
+            evaluated += n
             if ply == capacity:
                 states = np.concatenate([states, np.zeros_like(states)])
                 movers = np.concatenate([movers, np.zeros_like(movers)])
                 capacity *= 2
             states[ply, active] = chosen
             movers[ply, active] = side[active]
-            won = engine.game_value(chosen)
             done = won > 0
             lengths[active[done]] = ply + 1
             values[active[done]] = won[done]
-            boards[active] = chosen[:, ::-1]
-            side[active] ^= 1
+            # The next roll: the mover's again after an extra turn, else the other side's.
+            boards[active] = np.where(again[:, None, None], chosen, chosen[:, ::-1])
+            side[active[~again]] ^= 1
             active = active[~done]
             dice = engine.roll_dice(rng, active.size)
             ply += 1
@@ -271,14 +361,15 @@ class Learner:
     ) -> None:
         self.model = model
         self.optimizer = optimizer
-        self.encode = get_encoding(net.encoding)[0]
+        self.net = net
         self.device = device
 
     def update(self, episodes: Episodes, lam: float) -> UpdateStats:
         """One optimizer step on the λ-return loss of all positions of `episodes`."""
         steps = episodes.movers.shape[0]
         valid = np.arange(steps)[:, None] < episodes.lengths[None, :]
-        x = torch.from_numpy(self.encode(episodes.states[valid])).to(self.device)
+        extra = episodes.extra_turns()[valid] if self.net.variant_inputs else None
+        x = torch.from_numpy(self.net.encode(episodes.states[valid], extra)).to(self.device)
         p = joint(self.model(x))
         padded = np.zeros((*valid.shape, 5), np.float32)
         padded[valid] = p.detach().cpu().numpy()  # GPU sync point
@@ -330,7 +421,10 @@ class RoundStats:
 
 
 class Trainer:
-    """The network, its optimizer, the dice generator and the games count of one run."""
+    """The network, its optimizer, the dice generator and the games count of one run.
+
+    `net` is `variant_net(net, variant)`: an acey-deucey run gets the variant inputs.
+    """
 
     def __init__(
         self,
@@ -341,6 +435,7 @@ class Trainer:
         seed: int,
         device: torch.device,
     ) -> None:
+        net = variant_net(net, variant)
         self.net = net
         self.td = td
         self.variant = variant
@@ -414,6 +509,7 @@ class Trainer:
         arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
         meta = {
             "net": self.net.to_dict(),
+            "variant": self.variant,
             "games": self.games,
             "optimizer": optim_meta,
             "rng": self.rng.bit_generator.state,
@@ -422,6 +518,11 @@ class Trainer:
 
     def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Restore what `state` saved (weights, optimizer, RNGs, games played)."""
+        saved_variant = meta.get("variant", self.variant)
+        if saved_variant != self.variant:
+            raise ValueError(
+                f"checkpoint learnt {saved_variant!r} but the config asks for {self.variant!r}"
+            )
         saved = NetConfig.from_dict(meta["net"])
         if saved != self.net:
             raise ValueError(
