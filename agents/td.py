@@ -35,8 +35,9 @@ from vrhcaby import analysis
 from vrhcaby.cube import GNUBG_EFFICIENCY, Efficiency
 from vrhcaby.net import equity, invert, outcome
 
-#: The network `td` alone loads.
-SHIPPED = Path("checkpoints/td-best.pt")
+#: The network `td` alone loads: the project's shipped network, found beside the code
+#: whatever the working directory.
+SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "td-best.pt"
 
 _ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 _WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in _ROLLS]) / 36

@@ -234,7 +234,7 @@ def test_random_agent_is_roughly_uniform():
     ],
 )
 def test_bad_specs_are_one_line_errors(spec, message, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no shipped network here
+    monkeypatch.setattr("agents.td.SHIPPED", tmp_path / "td-best.pt")  # none shipped here
     with pytest.raises(ValueError) as err:
         load_agent(spec)
     assert "\n" not in str(err.value)
@@ -249,9 +249,20 @@ def test_gnubg_without_the_package_says_how_to_install(monkeypatch):
 
 
 def test_td_alone_needs_the_shipped_network(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("agents.td.SHIPPED", tmp_path / "td-best.pt")
     with pytest.raises(ValueError, match=r"td-best\.pt"):
         load_agent("td")
+
+
+def test_td_alone_finds_the_shipped_network_from_any_directory(tmp_path, monkeypatch):
+    import agents.td
+
+    if not agents.td.SHIPPED.exists():
+        pytest.skip("no shipped network in this checkout")
+    monkeypatch.chdir(tmp_path)
+    agent = load_agent("td")
+    play = agent.choose_play(engine.Position.start(), (3, 1))
+    assert play in engine.legal_plays(engine.Position.start(), (3, 1))
 
 
 def test_parse_spec():
