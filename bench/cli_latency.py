@@ -1,7 +1,9 @@
 """Cold-start latency of `vrhcaby hint` at 0 and 2 plies, next to `python -c pass`.
 
 Each command runs in a fresh interpreter (so imports, numba's cached kernels and the
-checkpoint load all count), five times; the median is printed. The network is the shipped
+checkpoint load all count), five times; the medians of its wall time and of its CPU time
+(user + system, which a busy machine does not inflate the way it does wall time) are
+printed. The network is the shipped
 `checkpoints/td-best.pt` when it exists, else a 198-80-5 network with random weights of the
 same shape (the time does not depend on the weights).
 
@@ -11,6 +13,7 @@ same shape (the time does not depend on the weights).
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -52,13 +55,20 @@ def hint_command(agent: str, position: str, dice: str, plies: int) -> list[str]:
     return [sys.executable, "-c", code, *args]
 
 
-def median_seconds(command: list[str], repeat: int) -> float:
-    times = []
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def median_seconds(command: list[str], repeat: int) -> tuple[float, float]:
+    """Medians of (wall, CPU) seconds over `repeat` runs of `command`."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), _children_cpu()
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(_children_cpu() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def main() -> None:
@@ -81,8 +91,10 @@ def main() -> None:
             rows.append((f"vrhcaby hint, {plies}-ply", command))
         setting = f"position {args.position}, roll {args.dice}"
         print(f"network: {label}; {setting}; median of {args.repeat} cold starts")
+        print(f"  {'':<22} {'wall':>8} {'CPU':>8}")
         for name, command in rows:
-            print(f"  {name:<22} {median_seconds(command, args.repeat):6.3f} s")
+            wall, cpu = median_seconds(command, args.repeat)
+            print(f"  {name:<22} {wall:6.3f} s {cpu:6.3f} s")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Backgammon rules, the batched move generator and the formats players use.
 
-Pure numpy (the generator's kernel compiled by numba); no torch, no I/O.
+Pure numpy (the generator's kernel compiled by numba); no torch, no I/O. numba is loaded
+on the first use of the batched generator (`batch_afterstates*`): until then `legal_plays`
+walks one position in plain Python, so that a one-off question starts fast.
 
 >>> import numpy as np, engine
 >>> pos = engine.Position.from_id("4HPwATDgc/ABMA")
@@ -30,13 +32,13 @@ from engine.game import (
     random_selfplay,
     roll_dice,
 )
-from engine.movegen import batch_afterstates, batch_afterstates_with_steps
 from engine.play import IllegalPlayError, InvalidPlayError, Play, check_dice, legal_plays
 from engine.position import CHECKERS, Position, has_contact, pips, validate_board
 from engine.variants import VARIANTS, Variant, get_variant
 
-# Acey-deucey has kernels of its own: imported on first use, so that a program that only
-# plays backgammon does not pay for them at start-up.
+# The batched generator and acey-deucey's kernels are compiled by numba: imported on first
+# use, so that a program that does not need them does not pay for loading numba.
+_BATCHED = ("batch_afterstates", "batch_afterstates_with_steps")
 _ACEY_DEUCEY = (
     "PlayAD",
     "batch_afterstates_ad",
@@ -50,6 +52,12 @@ _ACEY_DEUCEY = (
 
 
 def __getattr__(name: str) -> object:
+    if name in _BATCHED:
+        from engine import movegen
+
+        value = getattr(movegen, name)
+        globals()[name] = value  # later look-ups find it without coming here
+        return value
     if name in _ACEY_DEUCEY:
         from engine import acey_deucey
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.movegen import batch_afterstates
 from engine.play import Play, legal_plays
 from engine.position import CHECKERS, Position
 from engine.variants import get_variant
@@ -131,6 +130,8 @@ def random_selfplay(
     """Play `n_games` games of uniformly random plays in lockstep."""
     if get_variant(variant).enter_from_start:
         raise ValueError(f"random_selfplay does not play {variant!r}")
+    from engine.movegen import batch_afterstates
+
     boards = np.repeat(Position.start(variant).board[None], n_games, axis=0)
     winner = np.full(n_games, -1, np.int8)
     value = np.zeros(n_games, np.int8)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine.movegen import batch_afterstates_with_steps
+from engine.plain import plays_of
 from engine.position import Position
 
 BAR = 25
@@ -210,6 +211,14 @@ def legal_plays(position: Position, dice: tuple[int, int] | list[int]) -> list[P
     if any(position.waiting):
         raise ValueError("use engine.acey_deucey for positions with waiting checkers")
     dice = check_dice(dice)
+    if "engine.movegen" not in sys.modules:
+        # numba is not loaded yet: one position does not pay for loading it.
+        return [
+            Play(steps=steps, hits=hits, position=Position(board))
+            for board, steps, hits in plays_of(position.board, dice)
+        ]
+    from engine.movegen import batch_afterstates_with_steps
+
     after, _, steps = batch_afterstates_with_steps(
         position.board[None], np.array([dice], dtype=np.int64)
     )

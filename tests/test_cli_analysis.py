@@ -212,3 +212,33 @@ def test_hint_imports_no_torch(net) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "24/" in done.stdout or "/" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "argv", [["hint", START, "31", "-n", "100"], ["eval", START], ["cube", START]]
+)
+def test_zero_ply_imports_neither_torch_nor_numba(argv: list[str], net) -> None:
+    """A 0-ply answer needs one position's plays and a small forward pass: plain Python
+    and numpy, so a cold start never loads torch or numba."""
+    path, arrays = net
+    code = (
+        "import sys, vrhcaby.cli as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "
+        f"rc = cli.main({[*argv, '--agent', f'td:{path}', '--json']!r}); "
+        "loaded = [m for m in ('torch', 'numba') if m in sys.modules]; "
+        "assert not loaded, f'{loaded} imported'; sys.exit(rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    if argv[0] == "hint":
+        moves = got["moves"]
+        plays = engine.legal_plays(engine.Position.start(), (3, 1))
+        assert sorted(m["play"] for m in moves) == sorted(str(p) for p in plays)
+        ids = [m["position_id"] for m in moves]
+        boards = np.stack([engine.Position.from_id(pid).flip().board for pid in ids])
+        expected = forward(arrays, boards)
+        np.testing.assert_allclose([m["probabilities"] for m in moves], expected, atol=2e-5)
+    else:
+        start = engine.Position.start().board
+        expected = invert(forward(arrays, start[::-1][None])[0])
+        np.testing.assert_allclose(got["probabilities"], expected, atol=2e-5)

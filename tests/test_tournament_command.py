@@ -135,3 +135,24 @@ def test_through_the_vrhcaby_command(monkeypatch, capsys):
     assert json.loads(capsys.readouterr().out)["pairs"][0]["games"] == 2
     assert cli.main(["tournament", "pubeval", "random", "--games", "0"]) == 2
     assert "--games must be at least 1" in capsys.readouterr().err
+
+
+def test_round_robin_table_and_picture(tmp_path, capsys):
+    import json as _json
+    import xml.dom.minidom
+
+    from vrhcaby import cli
+
+    out = tmp_path / "rr"
+    code = cli.main(["tournament", "random", "heuristic", "pubeval", "--games", "8",
+                     "--seed", "3", "--out", str(out), "--no-progress"])
+    text = capsys.readouterr().out
+    assert code == 0 and "round robin" in text
+    result = _json.loads((out / "results.json").read_text())
+    svg = (out / "table.svg").read_text()
+    xml.dom.minidom.parseString(svg)  # well-formed
+    for name in ("random", "heuristic", "pubeval"):
+        assert name in svg
+    # Each pair's ppg appears in the picture for the row agent, and negated for the other.
+    for pair in result["pairs"]:
+        assert f"{pair['ppg']:+.3f}" in svg and f"{-pair['ppg']:+.3f}" in svg

@@ -18,13 +18,15 @@ evaluator (`load_evaluator`) runs in numpy alone so that the command line starts
 
 from __future__ import annotations
 
+import functools
 import itertools
+import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit
 
 from vrhcaby import checkpoint
 from vrhcaby.encode import (
@@ -198,8 +200,33 @@ def build_model(config: NetConfig) -> torch.nn.Sequential:
 # An acey-deucey net's waiting checkers are a 26th cell: its bar units (they count on the
 # bar) plus its own waiting unit, both linear in the count.
 
+#: The most rows evaluated in plain numpy while numba is not loaded yet.
+SMALL_BATCH = 256
 
-@njit(cache=True, fastmath=True)
+
+def _in_numpy(rows: int) -> bool:
+    """Whether a batch skips the numba kernels: a small one, while numba is not loaded (a
+    one-off command then never pays the second or so that loading it takes)."""
+    return rows <= SMALL_BATCH and "numba" not in sys.modules
+
+
+def _jit(fn: Callable) -> Callable:
+    """`fn` compiled by numba (cached on disk) on its first call, not at import."""
+    compiled: Callable | None = None
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> Any:
+        nonlocal compiled
+        if compiled is None:
+            from numba import njit
+
+            compiled = njit(cache=True, fastmath=True)(fn)
+        return compiled(*args)
+
+    return call
+
+
+@_jit
 def _layer1_full(boards, table, off_table, bias):  # pragma: no cover - numba
     n, width = boards.shape[0], bias.size
     out = np.empty((n, width), np.float32)
@@ -219,7 +246,7 @@ def _layer1_full(boards, table, off_table, bias):  # pragma: no cover - numba
     return out
 
 
-@njit(cache=True, fastmath=True)
+@_jit
 def _layer1_delta(after, parent, roots, base, table, off_table):  # pragma: no cover - numba
     m, width = after.shape[0], base.shape[1]
     out = np.empty((m, width), np.float32)
@@ -246,7 +273,7 @@ def _layer1_delta(after, parent, roots, base, table, off_table):  # pragma: no c
     return out
 
 
-@njit(cache=True, fastmath=True)
+@_jit
 def _last_layer(layer, activation, weight, bias):  # pragma: no cover - numba
     """Hidden activation (0 sigmoid, 1 tanh, 2 relu), the output layer and its sigmoid."""
     n, width = layer.shape
@@ -269,6 +296,28 @@ def _last_layer(layer, activation, weight, bias):  # pragma: no cover - numba
                 z += weight[j, k] * h[k]
             out[r, j] = one / (one + np.exp(-z))
     return out
+
+
+def _layer1_numpy(
+    boards: np.ndarray, table: np.ndarray, off_table: np.ndarray, bias: np.ndarray
+) -> np.ndarray:
+    """`_layer1_full` in numpy: the table rows of every cell's count, summed."""
+    counts = boards.astype(np.intp)
+    cells = np.arange(boards.shape[2])
+    layer = np.broadcast_to(bias, (boards.shape[0], bias.size)).copy()
+    for s in (0, 1):
+        layer += table[s, cells, counts[:, s]].sum(axis=1)
+        layer += off_table[s, 15 - counts[:, s].sum(axis=1)]
+    return layer
+
+
+def _last_layer_numpy(
+    layer: np.ndarray, activation: str, weight: np.ndarray, bias: np.ndarray
+) -> np.ndarray:
+    """`_last_layer` in numpy."""
+    z = _np_activation(activation, layer.astype(np.float32)) @ weight.T
+    z += bias
+    return _np_activation("sigmoid", z)
 
 
 def _np_activation(name: str, x: np.ndarray) -> np.ndarray:
@@ -357,6 +406,8 @@ class Evaluator:
             x = _np_activation(self.net.activation, x) @ w.T
             x += b
         w, b = self.weights[-1]
+        if _in_numpy(x.shape[0]):
+            return joint(_last_layer_numpy(x, self.net.activation, w, b))
         return joint(_last_layer(x, ACTIVATIONS.index(self.net.activation), w, b))
 
     def probabilities(
@@ -369,7 +420,8 @@ class Evaluator:
         `extra_turn` (N,) bool may mark the afterstates whose mover rolls again (None: none).
         """
         boards = self._check(afterstates, extra_turn)
-        layer = _layer1_full(boards, self._table, self._off, self._bias)
+        layer1 = _layer1_numpy if _in_numpy(boards.shape[0]) else _layer1_full
+        layer = layer1(boards, self._table, self._off, self._bias)
         return self._head(self._extras(boards, layer, extra_turn))
 
     def probabilities_from(
@@ -383,6 +435,8 @@ class Evaluator:
         mover in row 1): faster, since only the cells a play changed are recomputed."""
         roots = self._check(roots, None)
         after = self._check(afterstates, extra_turn)
+        if _in_numpy(after.shape[0]):
+            return self.probabilities(after, extra_turn)
         base = _layer1_full(roots, self._table, self._off, self._bias)
         parent = np.ascontiguousarray(parent, dtype=np.int64)
         layer = _layer1_delta(after, parent, roots, base, self._table, self._off)

@@ -19,6 +19,7 @@ import numpy as np
 
 from agents import load_agent
 from vrhcaby import matchfile
+from vrhcaby.plot import heatmap_svg
 from vrhcaby.stats import bradley_terry_elo
 from vrhcaby.tournament import PairResult, Settings, check_agents, play_pair
 
@@ -169,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
             print("interrupted: results so far", file=sys.stderr)
             break
     result: dict = {"pairs": [p.to_json() for p in pairs]}
+    table = round_robin(len(agents), pairs)
     if len(agents) >= 3 and not pairs[-1].interrupted:
         wins = np.zeros((len(agents), len(agents)))
         for p, (i, j) in zip(pairs, itertools.combinations(range(len(agents)), 2), strict=False):
@@ -180,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
         ]
     if args.out:
         (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
+        if len(agents) >= 3:
+            unit = "match-winning rate" if args.match_to else "points per game"
+            svg = heatmap_svg(args.agents, table, f"Round robin: row agent's {unit}")
+            (args.out / "table.svg").write_text(svg)
     if args.json:
         print(json.dumps(result))
         return 0
@@ -201,6 +207,26 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     mode = "mirrored pairs (each the mean of two games with the same dice, seats swapped)"
     print(f"ppg: A's points per game; interval over {mode if args.mirror else 'games'}")
+    if len(agents) >= 3:
+        names = [a[:10] for a in args.agents]
+        print("\nround robin: the row agent's " + (
+            "match-winning rate" if args.match_to else "points per game"))
+        print(" " * 12 + "".join(f"{n:>11}" for n in names))
+        for name, row in zip(names, table, strict=True):
+            cells = "".join(f"{'—' if np.isnan(v) else _fmt(v):>11}" for v in row)
+            print(f"{name:>12}{cells}")
     for r in result.get("ratings", []):
         print(f"{r['agent']:>24}  Elo {r['elo']:+7.1f}  [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]")
     return 0
+
+
+def round_robin(n: int, pairs: list[PairResult]) -> np.ndarray:
+    """(n, n) table of the row agent's points per game (or match-winning rate) against
+    the column agent; NaN on the diagonal and for pairs not played."""
+    table = np.full((n, n), np.nan)
+    for p, (i, j) in zip(pairs, itertools.combinations(range(n), 2), strict=False):
+        if p.matches:
+            table[i, j], table[j, i] = p.match_win_rate, 1 - p.match_win_rate
+        else:
+            table[i, j], table[j, i] = p.ppg, -p.ppg
+    return table
