@@ -100,10 +100,9 @@ def _generate(boards, dice, zob, record):
         for i in range(6, 25):
             out0 += pos[1, i]
         no_bar = pos[1, 24] == 0
-        if not double:
-            lowest = 24 if pos[1, 24] > 0 else 0
-            for i in range(25):
-                first_legal[i] = i >= lowest and _target(pos, i, d1, out0) != _ILLEGAL
+        # Which sources can play the first die at the root: filled in by the first order's
+        # root scan, read by the second order.
+        first_legal[:] = False
         for order in range(n_orders):
             if double:
                 seq[:] = d1
@@ -147,6 +146,8 @@ def _generate(boards, dice, zob, record):
                         t = _target(pos, s, die, outside[level])
                         if t != _ILLEGAL:
                             moved[level] = True
+                            if level == 0 and order == 0:
+                                first_legal[s] = True
                             # The second order of a non-double only needs the plays the
                             # first order could not make: the same checker going on, or a
                             # move that was illegal before the first one.
