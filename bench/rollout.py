@@ -4,7 +4,10 @@
     python bench/rollout.py --net PATH --trials 1296 --jobs 2
 
 For each of: plain dice without luck adjustment, quasi-random dice, luck adjustment, and
-both (the default), it prints trials per second and the equity with its standard error.
+both (the default), it prints trials per second, wall and CPU seconds (this process and
+its workers: the fairer figure on a loaded machine), and the equity with its standard
+error. Luck adjustment judges every roll's plays at every ply, so it costs about 21 times
+the network evaluations of a plain 0-ply rollout.
 The network is `--net`, else `checkpoints/td-best.pt`, else an untrained 198-80-5 network
 (speed does not depend on the weights; the errors do: a stronger network cuts more).
 """
@@ -12,6 +15,7 @@ The network is `--net`, else `checkpoints/td-best.pt`, else an untrained 198-80-
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,6 +44,11 @@ def network(path: str | None) -> tuple[Evaluator, str]:
     return Evaluator(cfg, weights), f"untrained {cfg.describe()}"
 
 
+def cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--net", help="checkpoint (default checkpoints/td-best.pt)")
@@ -53,17 +62,19 @@ def main() -> None:
     # Compile and load the numba kernels before timing.
     rollout_position(start, agent, settings=Settings(trials=2, truncate=2))
     print(f"start position, {args.trials} trials, 0-ply, {described}, jobs {args.jobs}")
-    print(f"{'dice':<14}{'luck':<6}{'trials/s':>10}{'seconds':>9}{'equity':>9}{'se':>8}")
+    print(
+        f"{'dice':<14}{'luck':<6}{'trials/s':>10}{'seconds':>9}{'cpu s':>8}{'equity':>9}{'se':>8}"
+    )
     for quasi, luck in ((False, False), (True, False), (False, True), (True, True)):
         settings = Settings(trials=args.trials, quasi_random=quasi, luck=luck, seed=args.seed)
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), cpu_seconds()
         r = rollout_position(start, agent, settings=settings, jobs=args.jobs)
-        seconds = time.perf_counter() - t
+        seconds, cpu = time.perf_counter() - t, cpu_seconds() - cpu
         e = r.estimate()
         dice = "quasi-random" if quasi else "random"
         print(
             f"{dice:<14}{'on' if luck else 'off':<6}{args.trials / seconds:10.1f}"
-            f"{seconds:9.1f}{e.equity:+9.4f}{e.equity_se:8.4f}"
+            f"{seconds:9.1f}{cpu:8.1f}{e.equity:+9.4f}{e.equity_se:8.4f}"
         )
 
 

@@ -19,7 +19,7 @@ from agents.base import AfterstateAgent
 from agents.td import TDAgent
 from vrhcaby import checkpoint
 from vrhcaby.commands import rollout as command
-from vrhcaby.net import NetConfig
+from vrhcaby.net import Evaluator, NetConfig, invert
 from vrhcaby.rollout import (
     CubeSetting,
     Settings,
@@ -268,6 +268,73 @@ def test_luck_adjusted_one_ply_truncation_is_the_one_ply_average_on_every_trial(
     r = rollout_position(b, TDAgent(ev), settings=settings)
     np.testing.assert_allclose(r.values, np.tile(one_ply(ev, b), (50, 1)), atol=1e-12)
     assert math.isnan(r.se_cut()["luck"])  # the adjusted error is 0: no ratio
+
+
+def one_ply_net(ev: Evaluator, b: np.ndarray) -> np.ndarray:
+    """As `one_ply`, for a network judged one afterstate at a time (`probabilities`, not the
+    incremental `probabilities_from`), a play that ends the game scored by the rules."""
+    total = np.zeros(5)
+    for a in range(1, 7):
+        for c in range(1, 7):
+            plays = engine.legal_plays(engine.Position(b), (a, c))
+            boards = np.stack([p.position.board for p in plays]) if plays else b[None]
+            won = engine.game_value(boards)
+            p = np.array([ev.probabilities(x[None])[0] for x in boards], dtype=np.float64)
+            for k in np.flatnonzero(won):
+                p[k] = [1, won[k] >= 2, won[k] >= 3, 0, 0]
+            eq = 2 * p[:, 0] - 1 + p[:, 1] + p[:, 2] - p[:, 3] - p[:, 4]
+            total += p[int(np.argmax(eq))] / 36
+    return total
+
+
+def random_net() -> Evaluator:
+    """A small numpy network with random weights (its outputs vary from play to play)."""
+    config = NetConfig("tesauro", (16,), "sigmoid")
+    rng = np.random.default_rng(3)
+    weights = [
+        (rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.3, o).astype(np.float32))
+        for i, o in zip(config.sizes[:-1], config.sizes[1:], strict=True)
+    ]
+    return Evaluator(config, weights)
+
+
+def test_luck_with_a_network_is_exact_on_every_trial():
+    # The luck step judges the 21 rolls' plays of all distinct boards of a ply at once,
+    # with the network's incremental first layer; the one-ply value it subtracts must
+    # match a plain evaluation of every play, roll by roll, board by board. The second
+    # board is a bear-off that some rolls end.
+    ev = random_net()
+    boards = [contact_position(), board({1: 2, 2: 1, 3: 1}, {6: 5, 5: 5, 4: 3})]
+    settings = Settings(trials=50, truncate=1, quasi_random=False, seed=6)
+    # Rolled out as afterstates of the other side: both boards go through each ply together.
+    after = np.stack([b[::-1] for b in boards])
+    results = rollout_afterstates(after, TDAgent(ev, plies=0), settings=settings)
+    for b, r in zip(boards, results, strict=True):
+        assert r.luck_adjusted and np.abs(r.luck).max() > 1e-3
+        expected = invert(one_ply_net(ev, b))
+        np.testing.assert_allclose(r.values, np.tile(expected, (50, 1)), atol=1e-5)
+
+
+class OnlyPlays:
+    """An agent that is nothing but another's `choose_boards`."""
+
+    def __init__(self, agent: TDAgent) -> None:
+        self.choose_boards = agent.choose_boards
+
+
+def test_a_zero_ply_agent_on_the_luck_network_plays_as_when_asked():
+    # A 0-ply td agent on the luck step's own network is not asked for its plays: the luck
+    # step's best play for the roll stands in. The same agent behind a wrapper is asked;
+    # every trial must come out the same.
+    ev = random_net()
+    settings = Settings(trials=36, truncate=10, seed=8)
+    reused = rollout_position(contact_position(), TDAgent(ev, plies=0), settings=settings)
+    asked = rollout_position(
+        contact_position(), OnlyPlays(TDAgent(ev, plies=0)), evaluator=ev, settings=settings
+    )
+    np.testing.assert_array_equal(reused.raw, asked.raw)
+    np.testing.assert_array_equal(reused.luck, asked.luck)
+    np.testing.assert_array_equal(reused.plies, asked.plies)
 
 
 def test_plays_share_dice_streams_and_processes_do_not_change_results():

@@ -392,40 +392,60 @@ def _pre_roll(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
 def _game_value(after: np.ndarray) -> np.ndarray:
     """`engine.game_value`, checking only afterstates where the mover has no checker left."""
     value = np.zeros(len(after), dtype=np.int8)
-    over = ~after[:, 1].any(axis=1)
+    over = _mover_off(after)
     if over.any():
         value[over] = engine.game_value(after[over])
     return value
 
 
+@njit(cache=True)
+def _mover_off(after):  # pragma: no cover - numba
+    """Whether the mover (row 1) of each afterstate has borne off every checker."""
+    out = np.ones(len(after), np.bool_)
+    for r in range(len(after)):
+        for i in range(after.shape[2]):
+            if after[r, 1, i]:
+                out[r] = False
+                break
+    return out
+
+
 def _afterstate_probabilities(
     evaluator: Evaluator, roots: np.ndarray, after: np.ndarray, parent: np.ndarray
 ) -> np.ndarray:
-    """Mover's probabilities of afterstates: a finished game's outcome, else the evaluator's."""
+    """Mover's probabilities of afterstates played from `roots[parent]`: a finished game's
+    outcome, else the evaluator's (in the evaluator's float type)."""
     value = _game_value(after)
     live = value == 0
     fast = getattr(evaluator, "probabilities_from", None)
     if live.all():
         p = fast(roots, after, parent) if fast is not None else evaluator.probabilities(after)
-        return np.asarray(p, dtype=np.float64)
-    p = outcome(value).astype(np.float64)
+        return np.asarray(p)
+    p = outcome(value)
     if live.any():
         if fast is not None:
-            p[live] = fast(roots, after[live], parent[live])
+            q = np.asarray(fast(roots, after[live], parent[live]))
         else:
-            p[live] = evaluator.probabilities(after[live])
+            q = np.asarray(evaluator.probabilities(after[live]))
+        p = p.astype(np.result_type(p, q))
+        p[live] = q
     return p
 
 
 @njit(cache=True)
-def _best_rows(scores, parent, n):  # pragma: no cover - numba
-    """Per parent 0..n-1, the row of its highest score (the first on ties; -1 if none)."""
+def _best_rows(p, parent, n):  # pragma: no cover - numba
+    """Per parent 0..n-1, the row of the highest cubeless equity of probabilities `p` (the
+    first on ties; -1 if none), each equity summed in float64 in `net.equity`'s order."""
     rows = np.full(n, -1, np.int64)
     best = np.full(n, -np.inf)
     for r in range(len(parent)):
         k = parent[r]
-        if scores[r] > best[k]:
-            best[k] = scores[r]
+        e = (
+            2.0 * np.float64(p[r, 0]) - 1.0 + np.float64(p[r, 1]) - np.float64(p[r, 3])
+            + np.float64(p[r, 2]) - np.float64(p[r, 4])
+        )  # fmt: skip
+        if e > best[k]:
+            best[k] = e
             rows[k] = r
     return rows
 
@@ -443,14 +463,12 @@ def _luck(
     reps = np.repeat(u, len(ROLLS), axis=0)
     after, parent = engine.batch_afterstates(reps, np.tile(ROLLS, (len(u), 1)))
     passes = np.flatnonzero(np.bincount(parent, minlength=len(reps)) == 0)
-    if len(passes):
+    if len(passes):  # the board itself stands for the play of a roll that has none
         after = np.concatenate([after, reps[passes]])
         parent = np.concatenate([parent, passes])
-        order = np.argsort(parent, kind="stable")
-        after, parent = after[order], parent[order]
-    p = _afterstate_probabilities(evaluator, reps, after, parent)
-    rows = _best_rows(np.asarray(equity(p), dtype=np.float64), parent, len(reps))
-    best = p[rows].reshape(len(u), len(ROLLS), 5)
+    p = _afterstate_probabilities(evaluator, u, after, parent // len(ROLLS))
+    rows = _best_rows(p, parent, len(reps))
+    best = p[rows].astype(np.float64).reshape(len(u), len(ROLLS), 5)
     mean = np.einsum("r,urk->uk", _COUNTS, best) / 36  # exact when all rolls agree
     r = _ROLL_INDEX[dice[:, 0], dice[:, 1]]
     diff = best[inverse, r] - mean[inverse]
@@ -748,9 +766,9 @@ def rank_plays(
         raise ValueError(f"no legal play for {dice[0]}-{dice[1]}: nothing to roll out")
     after = np.stack([p.position.board for p in plays])
     if evaluator is not None:
-        roots = np.repeat(board[None], len(after), axis=0)
-        parent = np.arange(len(after))
-        scores = equity(_afterstate_probabilities(evaluator, roots, after, parent))
+        parent = np.zeros(len(after), dtype=np.int64)
+        p = _afterstate_probabilities(evaluator, board[None], after, parent)
+        scores = equity(np.asarray(p, dtype=np.float64))
     elif hasattr(agent, "score"):
         scores = np.asarray(agent.score(after, np.zeros(len(after), np.int64), board[None]))
     else:
