@@ -115,6 +115,9 @@ def random_chooser(rng: np.random.Generator) -> Chooser:
     return lambda pos, dice, plays: plays[int(rng.integers(len(plays)))]
 
 
+_CHUNK = 512
+
+
 @dataclass(frozen=True)
 class SelfPlayResult:
     """Outcome of a batch of games: winner (0 = the side that opened), value, plies."""
@@ -142,13 +145,16 @@ def random_selfplay(
         dice[tie] = rng.integers(1, 7, size=(int(tie.sum()), 2))
     active = np.arange(n_games)
     for ply in range(max_plies):
-        after, parent = batch_afterstates(boards[active], dice)
-        counts = np.bincount(parent, minlength=active.size)
-        moved = counts > 0
-        first = np.cumsum(counts) - counts
-        pick = first[moved] + (rng.random(int(moved.sum())) * counts[moved]).astype(np.int64)
         new = boards[active]
-        new[moved] = after[pick]
+        uniform = rng.random(active.size)
+        # A few hundred boards at a time keep the afterstates in cache until they are picked.
+        for lo in range(0, active.size, _CHUNK):
+            after, parent = batch_afterstates(new[lo : lo + _CHUNK], dice[lo : lo + _CHUNK])
+            counts = np.bincount(parent, minlength=min(_CHUNK, active.size - lo))
+            moved = counts > 0
+            first = np.cumsum(counts) - counts
+            pick = first[moved] + (uniform[lo : lo + _CHUNK][moved] * counts[moved]).astype(int)
+            new[lo : lo + _CHUNK][moved] = after[pick]
         val = game_value(new)
         done = val > 0
         ended = active[done]
