@@ -74,16 +74,16 @@ def _answers(boards: np.ndarray, dice: np.ndarray) -> list[dict]:
 
 def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
     """JSON answers for `POSITION DICE` lines, batched through the generator."""
-    pending: list[tuple[int, str, np.ndarray | None, tuple[int, int] | None, str]] = []
+    pending: list[tuple[str, np.ndarray | None, tuple[int, int] | None, str]] = []
 
     def flush() -> Iterator[tuple[dict, bool]]:
-        good = [(b, d) for _, _, b, d, _ in pending if b is not None]
+        good = [(b, d) for _, b, d, _ in pending if b is not None]
         answers = (
             iter(_answers(np.stack([b for b, _ in good]), np.array([d for _, d in good])))
             if good
             else iter(())
         )
-        for _, line, board, _, error in pending:
+        for line, board, _, error in pending:
             if board is None:
                 yield {"input": line, "error": error}, False
             else:
@@ -91,7 +91,7 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
         pending.clear()
 
     acey_deucey = engine.get_variant(variant).acey_deucey_bonus
-    for n, raw in enumerate(lines):
+    for raw in lines:
         line = raw.strip()
         if not line:
             continue
@@ -100,13 +100,13 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
             board, dice = read_position(pos_text, variant), parse_dice(dice_text)
         except ValueError as exc:
             msg = str(exc) if " " in line else f"{line!r}: expected POSITION DICE"
-            pending.append((n, line, None, None, msg))
+            pending.append((line, None, None, msg))
         else:
             if acey_deucey:
                 yield from flush()
                 yield _acey_deucey_answer(board, dice), True
                 continue
-            pending.append((n, line, board, dice, ""))
+            pending.append((line, board, dice, ""))
         if len(pending) >= _CHUNK:
             yield from flush()
     yield from flush()
