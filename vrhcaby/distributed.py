@@ -123,6 +123,12 @@ class SelfPlayWorker:
         self.selfplay = SelfPlay(self.model, config, variant, torch.device("cpu"))
         self.version = -1
 
+    def ready(self) -> bool:
+        """True once the worker is up, its kernels compiled by a two-game warm-up, so that
+        all workers start the run together."""
+        self.selfplay.play(2, np.random.default_rng(0), 0.0)
+        return True
+
     def play(self, version: int, weights: list, games: int, seed: int, epsilon: float) -> Played:
         """`games` games with the weights of `version` (`weights[0]`, an object reference,
         is read only when the version is new to this worker)."""
@@ -160,21 +166,26 @@ class RayTrainer:
         self.version = 0
         self._weights = self.ray.put(trainer.weights())
         self._actor = self.ray.remote(num_cpus=config.cpus_per_worker)(SelfPlayWorker)
-        self.workers: list[Any] = [None] * config.workers
         self.pending: dict[Any, _Task] = {}
         self.lost_games = 0
         self.dropped_games = 0
         self.restarts = 0
         self._scalars: dict[str, float] = {}
+        self._played: dict[int, tuple[int, float]] = {}  # slot: (games, seconds) so far
+        self.workers = [self._new_worker() for _ in range(config.workers)]
+        self.ray.get([worker.ready.remote() for worker in self.workers])
         for slot in range(config.workers):
-            self._start(slot)
+            self._submit(slot)
 
     @property
     def games(self) -> int:
         return self.trainer.games
 
+    def _new_worker(self) -> Any:
+        return self._actor.remote(self.trainer.net.to_dict(), self.trainer.variant)
+
     def _start(self, slot: int) -> None:
-        self.workers[slot] = self._actor.remote(self.trainer.net.to_dict(), self.trainer.variant)
+        self.workers[slot] = self._new_worker()
         self._submit(slot)
 
     def _submit(self, slot: int) -> None:
@@ -220,7 +231,6 @@ class RayTrainer:
         stats: list[UpdateStats] = []
         learned = plies = evaluated = gammons = backgammons = 0
         lags: list[int] = []
-        rates: dict[int, list[float]] = {}
         waited = busy = 0.0
         lr = lam = 0.0
         while learned < target:
@@ -230,7 +240,8 @@ class RayTrainer:
             lag = self.version - played.version
             lags.append(lag)
             n = played.episodes.lengths.size
-            rates.setdefault(slot, []).append(n / played.seconds)
+            games, seconds = self._played.get(slot, (0, 0.0))
+            self._played[slot] = (games + n, seconds + played.seconds)
             if lag > self.config.max_lag:
                 self.dropped_games += n
                 log.info("dropped %d games played %d weight versions ago", n, lag)
@@ -269,7 +280,10 @@ class RayTrainer:
             "workers/restarts": float(self.restarts),
             "learner/games_per_busy_s": learned / max(busy, 1e-9),
             "learner/busy_fraction": busy / max(busy + waited, 1e-9),
-            **{f"workers/games_per_s/{s}": float(np.mean(r)) for s, r in sorted(rates.items())},
+            **{
+                f"workers/games_per_s/{slot}": games / max(seconds, 1e-9)
+                for slot, (games, seconds) in sorted(self._played.items())
+            },
         }
         return RoundStats(
             games=learned,
@@ -284,7 +298,8 @@ class RayTrainer:
 
     def scalars(self) -> dict[str, float]:
         """TensorBoard scalars of the last round: off-policy lag, dropped and lost games,
-        worker restarts, per-worker games/s and how busy the learner was."""
+        worker restarts, each worker's games/s over the run so far and how busy the learner
+        was."""
         return dict(self._scalars)
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
