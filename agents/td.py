@@ -5,7 +5,9 @@ or any object with `.probabilities(afterstates) -> (N, 5)` and `.variant`) gives
 afterstate (mover in row 1, opponent to roll), P(win), P(win gammon), P(win backgammon),
 P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equity.
 
-* 0-ply plays the candidate of highest equity.
+* 0-ply plays the candidate of highest equity: cubeless money equity, or, given the game's
+  `GameContext` with a live cube or a match, the cubeful equity (money) or EMG (match)
+  `vrhcaby hint` ranks by (`vrhcaby.analysis.play_equities`), at every ply and filter.
 * n-ply values a candidate as minus the average, over the opponent's 21 rolls (weights 1/36
   and 2/36), of the (n-1)-ply value of the reply the opponent picks by 0-ply (as GNU
   Backgammon does). A finished game is worth its points; a roll with no legal reply leaves
@@ -24,13 +26,15 @@ model and the match equity table (`vrhcaby.analysis`, `vrhcaby.cube`), at `cube_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 import engine
-from agents.base import AfterstateAgent, GameContext, segment_argmax
+from agents.base import AfterstateAgent, GameContext, play_reaching, segment_argmax
 from vrhcaby import analysis
 from vrhcaby.cube import GNUBG_EFFICIENCY, Efficiency
 from vrhcaby.net import equity, invert, outcome
@@ -70,6 +74,9 @@ class TDAgent(AfterstateAgent):
     resigns by the cubeful equity of its pre-roll probabilities."""
 
     cube_aware = True
+    #: `choose_boards` and `choose_play` take each game's `GameContext` (the tournament
+    #: runner passes them when the agent is cube-aware and the cube or a match is on).
+    ranks_in_context = True
 
     def __init__(
         self,
@@ -202,14 +209,110 @@ class TDAgent(AfterstateAgent):
         p = self.before_roll(position.board[None, ::-1])[0]
         return analysis.accept_resignation(p, value, context.flip())
 
-    def score(self, afterstates: np.ndarray, parent: np.ndarray, boards: np.ndarray) -> np.ndarray:
-        scores = self.value(afterstates, 0, boards, parent)
+    def score(
+        self,
+        afterstates: np.ndarray,
+        parent: np.ndarray,
+        boards: np.ndarray,
+        contexts: Sequence[GameContext] | None = None,
+    ) -> np.ndarray:
+        """The ranking value of each afterstate at the agent's depth (-inf for those the
+        filters dropped): cubeless money equity, or with `contexts` (one per board) the
+        cubeful equity of `vrhcaby hint` in that game's cube and match."""
+        rank = _Ranking(afterstates, parent, contexts, self.efficiency)
+        scores = rank(self.probabilities(afterstates, 0, boards, parent))
         for depth in range(1, self.plies + 1):
             keep = _top_k(scores, parent, self.filter[depth - 1])
             deeper = np.full(len(scores), -np.inf)
-            deeper[keep] = self.value(afterstates[keep], depth)
+            deeper[keep] = rank(self.probabilities(afterstates[keep], depth), keep)
             scores = deeper
         return scores
+
+    def choose_boards(
+        self,
+        boards: np.ndarray,
+        dice: np.ndarray,
+        contexts: Sequence[GameContext] | None = None,
+    ) -> np.ndarray:
+        """The chosen afterstate of each board (B, 2, 25) for its roll (B, 2); a board
+        without a legal play comes back unchanged. With `contexts` (one per board, the
+        mover's view), plays are ranked by cubeful equity as `vrhcaby hint` ranks them."""
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        after, parent = engine.batch_afterstates(boards, dice)
+        chosen = boards.copy()
+        if len(after):
+            scores = self.score(after, parent, boards, contexts)
+            rows, has = segment_argmax(scores, parent, len(boards))
+            chosen[has] = after[rows[has]]
+        return chosen
+
+    def choose_play(
+        self, position: engine.Position, dice: tuple[int, int], context: GameContext | None = None
+    ) -> engine.Play:
+        """The play chosen for `dice`, ranked cubefully in `context` when one is given."""
+        contexts = None if context is None else [context]
+        chosen = self.choose_boards(position.board[None], np.array([dice]), contexts)[0]
+        return play_reaching(position, dice, chosen)
+
+
+class _Ranking:
+    """Turns probabilities of afterstates into the values plays are ranked by.
+
+    Without contexts: cubeless money equity. With one context per board: the cubeful
+    equity (`analysis.play_equities`) of each distinct context that has a live cube or a
+    match, the cubeless equity for money games without the cube. One batched call per
+    distinct context; money equities are per unit of the cube, so money games that differ
+    only in the cube's value (not in who may double) share one.
+    """
+
+    def __init__(
+        self,
+        afterstates: np.ndarray,
+        parent: np.ndarray,
+        contexts: Sequence[GameContext] | None,
+        params: Efficiency,
+    ) -> None:
+        self.afterstates = afterstates
+        self.params = params
+        self.contexts: list[GameContext] = []
+        if contexts is None:
+            return
+        index: dict[GameContext, int] = {}
+        keys = [_key(c) for c in contexts]
+        of_board = np.array(
+            [-1 if k is None else index.setdefault(k, len(index)) for k in keys], dtype=np.int64
+        )
+        self.contexts = list(index)
+        self.group = of_board[parent]
+        self.x = analysis.efficiencies(afterstates[:, ::-1], params) if index else None
+
+    def __call__(self, p: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Values of the afterstates `rows` (a mask or indices; all if None) whose
+        probabilities are `p`."""
+        out = np.asarray(equity(p), dtype=np.float64)
+        if not self.contexts or self.x is None:
+            return out
+        group, after, x = self.group, self.afterstates, self.x
+        if rows is not None:
+            group, after, x = group[rows], after[rows], x[rows]
+        for g, context in enumerate(self.contexts):
+            mine = np.flatnonzero(group == g)
+            if len(mine):
+                out[mine] = analysis.play_equities(
+                    p[mine], after[mine], context, params=self.params, x=x[mine]
+                )
+        return out
+
+
+def _key(context: GameContext) -> GameContext | None:
+    """The context plays are ranked in, None for cubeless money equity (no cube); in money
+    play the cube's value only matters for whether it may still be doubled."""
+    if context.match_to:
+        return context
+    if not context.cube_enabled:
+        return None
+    may_redouble = 2 * context.cube_value <= context.max_cube
+    return replace(context, cube_value=1, max_cube=2 if may_redouble else 1)
 
 
 def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) -> TDAgent:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import itertools
 
-import gnubg_nn
 import numpy as np
 import pytest
+from gnubg_oracle import GnubgEvaluator
 
 import engine
 from agents.base import GameContext
 from agents.td import TDAgent
-from vrhcaby import cube
+from vrhcaby import analysis, cube
 from vrhcaby.tournament import play_pair
 
 
@@ -35,20 +35,6 @@ class PipEvaluator:
         wg = win * 0.25 * (theirs_off == 0) * np.exp(-mine_off / 30)
         lg = (1 - win) * 0.25 * (mine_off == 0) * np.exp(-theirs_off / 30)
         return np.stack([win, wg, wg * 0.1, lg, lg * 0.1], axis=1)
-
-
-class GnubgEvaluator:
-    """GNU Backgammon's 0-ply network (through gnubg-nn) as an afterstate evaluator: it
-    plays well enough for games to end and to reach doubling positions."""
-
-    variant = "standard"
-
-    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
-        out = []
-        for a in afterstates:
-            q = gnubg_nn.probabilities(a[::-1].tolist(), 0)  # the opponent, on roll
-            out.append([1 - q[0], q[3], q[4], q[1], q[2]])
-        return np.array(out)
 
 
 def pre_roll(ev, board: np.ndarray) -> np.ndarray:
@@ -154,6 +140,99 @@ def test_resignations_follow_the_reference() -> None:
     assert 0 in offers and len(offers) > 1
 
 
+#: Contexts with a live cube or a match, where hint ranks plays by cubeful equity (money)
+#: or cubeful match equity, and where that ranking can differ from the cubeless one.
+LIVE = [
+    GameContext(),
+    GameContext(cube_value=2, cube_owner="opponent"),
+    GameContext(cube_value=64, cube_owner="opponent"),  # at the limit: no redouble
+    GameContext(jacoby=True),
+    GameContext(match_to=3, score=(1, 2)),  # 2-away/1-away post-Crawford, the trailer on roll
+    GameContext(match_to=3, score=(2, 1)),  # ... the leader on roll
+    GameContext(match_to=7, score=(0, 5)),  # 7-away/2-away: the trailer plays for gammons
+    GameContext(match_to=7, score=(5, 0)),  # the leader saves them
+    GameContext(match_to=5, score=(1, 1), cube_value=2, cube_owner="me"),
+]
+#: Dead cubes: money without the cube, the Crawford game, double match point.
+DEAD = [
+    GameContext(cube_enabled=False),
+    GameContext(cube_enabled=False, cube_value=4, cube_owner="me"),
+    GameContext(match_to=5, score=(2, 4), crawford=True),
+    GameContext(match_to=3, score=(2, 2)),
+]
+
+
+def _same_or_tied(ranked: list[analysis.Candidate], after: np.ndarray) -> bool:
+    """Whether `after` is the board of hint's first candidate, or of one tied with it."""
+    top = ranked[0]
+    return any(
+        np.array_equal(c.play.position.board, after)
+        and c.plies == top.plies
+        and abs(c.equity - top.equity) < 1e-9
+        for c in ranked
+    )
+
+
+def _choices_in_context(agent: TDAgent, n: int, seed: int, contexts: list[GameContext]):
+    """The agent's choices for `n` random boards and rolls, each in every context, all in
+    one batch: (board, dice, context, chosen afterstate) per row."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        (board, tuple(int(d) for d in rng.integers(1, 7, 2)), ctx)
+        for board in boards(n, seed)
+        for ctx in contexts
+    ]
+    chosen = agent.choose_boards(
+        np.stack([r[0] for r in rows]), np.array([r[1] for r in rows]), [r[2] for r in rows]
+    )
+    return [(*r, c) for r, c in zip(rows, chosen, strict=True)]
+
+
+def test_plays_in_context_are_hints_first_choice() -> None:
+    """With gnubg's network inside, the 0-ply play in each context is the first of
+    `vrhcaby hint`'s cubeful ranking (`analysis.rank_plays`, checked against gnubg's own
+    cubeful equities in tests/test_analysis.py); in some of these positions the cubeless
+    ranking puts another play first, so the test tells the two apart."""
+    agent = TDAgent(GnubgEvaluator())
+    differ = checked = 0
+    for board, dice, ctx, after in _choices_in_context(agent, 10, 8, LIVE):
+        ranked = analysis.rank_plays(agent, board, dice, ctx)
+        if not ranked:
+            np.testing.assert_array_equal(after, board)
+            continue
+        assert _same_or_tied(ranked, after), (engine.position_id(board), dice, ctx)
+        cubeless = analysis.rank_plays(agent, board, dice, ctx, cubeful=False)[0]
+        differ += not _same_or_tied(ranked, cubeless.play.position.board)
+        checked += 1
+    assert checked > 70 and differ >= 3
+
+
+def test_plays_with_a_dead_cube_are_the_cubeless_choice() -> None:
+    """Dead cube: the cubeless choice, and in money play exactly today's choice without a
+    context (cubeless money equity); in a match hint's match equity is the cubeless MWC."""
+    agent = TDAgent(GnubgEvaluator())
+    rows = _choices_in_context(agent, 12, 9, DEAD)
+    plain = agent.choose_boards(np.stack([r[0] for r in rows]), np.array([r[1] for r in rows]))
+    for (board, dice, ctx, after), cubeless_choice in zip(rows, plain, strict=True):
+        if not ctx.match_to:
+            np.testing.assert_array_equal(after, cubeless_choice)
+        cubeless = analysis.rank_plays(agent, board, dice, ctx, cubeful=False)
+        if cubeless:
+            assert _same_or_tied(cubeless, after)
+            assert _same_or_tied(analysis.rank_plays(agent, board, dice, ctx), after)
+
+
+@pytest.mark.parametrize("plies", [1, 2])
+def test_deeper_plays_in_context_are_hints_first_choice(plies: int) -> None:
+    """At 1 and 2 plies (move filters included) the choice is still hint's first."""
+    agent = TDAgent(PipEvaluator(6.0), plies=plies, filter=(3, 1))
+    contexts = [LIVE[0], LIVE[3], LIVE[5], DEAD[2]]
+    for board, dice, ctx, after in _choices_in_context(agent, 5, 10 + plies, contexts):
+        ranked = analysis.rank_plays(agent, board, dice, ctx)
+        if ranked:
+            assert _same_or_tied(ranked, after), (engine.position_id(board), dice, ctx)
+
+
 def _replay_cube_actions(record: dict, match_to: int, crawford: bool):
     """(board of the doubler, its context, whether the double was taken) per double."""
     cube_value, owner = 1, -1
@@ -177,26 +256,73 @@ def _replay_cube_actions(record: dict, match_to: int, crawford: bool):
         cube_value, owner = cube_value * 2, 1 - seat
 
 
-@pytest.mark.parametrize("match_to", [0, 5])
-def test_tournament_games_double_take_and_pass_by_the_rules(match_to: int) -> None:
-    """In tournament games with the cube, the agent doubles and takes, and every double
-    taken was offered where the reference says double (checked on the recorded games)."""
+def _moves_in_context(record: dict, match_to: int, crawford: bool):
+    """(board before, dice, board after, the mover's context) per play of a recorded game."""
+    cube_value, owner = 1, -1
+    score = record["score"]
+    for turn in record["turns"]:
+        if turn.get("action") == "take":
+            cube_value, owner = cube_value * 2, turn["player"]
+        if "action" in turn or not turn["play"]:
+            continue
+        seat = turn["player"]
+        position = engine.Position.from_id(turn["position_id"])
+        dice = tuple(turn["dice"])
+        after = engine.Play.parse(turn["play"], position, dice).position.board
+        ctx = GameContext(
+            cube_value=cube_value,
+            cube_owner="centre" if owner < 0 else "me" if owner == seat else "opponent",
+            match_to=match_to,
+            score=(score[seat], score[1 - seat]) if match_to else (0, 0),
+            crawford=crawford,
+        )
+        yield position.board, dice, after, ctx
+
+
+@pytest.fixture(scope="module", params=[0, 5], ids=["money", "match5"])
+def tournament(request):
+    """Six games (or matches to 5) between two td agents with gnubg's network, with the
+    cube; each recorded game with whether it was the Crawford game."""
+    match_to = request.param
     ev = GnubgEvaluator()
     a, b = TDAgent(ev, name="td-a"), TDAgent(ev, name="td-b")
     result = play_pair(a, b, games=6, seed=1, match_to=match_to, record=True)
-    records = [g.record for g in result.results]
-    actions = [t.get("action") for r in records for t in r["turns"]]
+    games, crawford_done = [], set()
+    for g in result.results:  # in finishing order: a match's games in turn
+        key = (g.sample, g.copy)
+        crawford = bool(match_to) and (match_to - 1 in g.record["score"])
+        crawford = crawford and key not in crawford_done
+        if crawford:
+            crawford_done.add(key)
+        games.append((g.record, crawford))
+    return a, match_to, games
+
+
+def test_tournament_games_double_take_and_pass_by_the_rules(tournament) -> None:
+    """In tournament games with the cube, the agent doubles and takes, and every double
+    taken was offered where the reference says double (checked on the recorded games)."""
+    agent, match_to, games = tournament
+    actions = [t.get("action") for record, _ in games for t in record["turns"]]
     assert "double" in actions and ("take" in actions or "drop" in actions)
     checked = 0
-    crawford_done: dict[tuple, bool] = {}
-    for g in result.results:
-        key = (g.sample, g.copy)
-        score = g.record["score"]
-        crawford = bool(match_to) and (match_to - 1 in score) and not crawford_done.get(key)
-        if crawford:
-            crawford_done[key] = True
-        for board, ctx in _replay_cube_actions(g.record, match_to, crawford):
-            ref = reference(ev, board, ctx)
+    for record, crawford in games:
+        for board, ctx in _replay_cube_actions(record, match_to, crawford):
+            ref = reference(agent.evaluator, board, ctx)
             assert ref.double and ref.take
             checked += 1
     assert checked > 0
+
+
+def test_tournament_plays_are_hints_first_choice(tournament) -> None:
+    """About 50 plays spread over the recorded games are each the top of `vrhcaby hint`'s cubeful
+    ranking (`analysis.rank_plays`) in the context of that moment, rebuilt from the record
+    (cube value and owner, score, Crawford game): the runner hands the agent each game's
+    context from the mover's view."""
+    agent, match_to, games = tournament
+    moves = [m for record, crawford in games for m in _moves_in_context(record, match_to, crawford)]
+    checked = 0
+    for board, dice, after, ctx in moves[:: max(1, len(moves) // 50)]:
+        ranked = analysis.rank_plays(agent, board, dice, ctx)
+        assert _same_or_tied(ranked, after)
+        checked += 1
+    assert checked > 40

@@ -16,9 +16,9 @@ import math
 from pathlib import Path
 
 import gnubg
-import gnubg_nn
 import numpy as np
 import pytest
+from gnubg_oracle import GnubgEvaluator, invert
 
 import engine
 from agents.base import GameContext
@@ -30,20 +30,6 @@ RACE = 8  # gnubg.classify: 8 race, 9 crashed, 10 contact; below: exact bear-off
 PYPI = cube.GNUBG_PYPI_EFFICIENCY  # the installed gnubg's efficiencies (see vrhcaby.cube)
 ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
 MET_FILE = Path(__file__).parents[1] / "vrhcaby" / "data" / "kazaross-xg2.json"
-
-
-def invert(p) -> np.ndarray:
-    p = np.asarray(p, dtype=np.float64)
-    return np.array([1 - p[0], p[3], p[4], p[1], p[2]])
-
-
-class GnubgEvaluator:
-    """gnubg's 0-ply network as an afterstate evaluator: mover = row 1, opponent to roll."""
-
-    variant = "standard"
-
-    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
-        return np.array([invert(gnubg_nn.probabilities(a[::-1].tolist(), 0)) for a in afterstates])
 
 
 def _apply(board: np.ndarray, move: tuple[int, ...]) -> np.ndarray:

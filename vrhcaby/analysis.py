@@ -15,14 +15,16 @@ default: 0.68 in contact, a pip-count-dependent value in races).
 A candidate play is valued as gnubg's cubeful 0-ply does: the mover's equity after the play
 is minus the opponent's equity with the opponent on roll and holding its own cube options
 (no double, or double and the mover's best answer), from the candidate's n-ply
-probabilities. Pass ``cubeful=False`` for cubeless ranking (what the agent plays by).
+probabilities; `play_equities` is the same for a whole batch, what the ``td`` agent plays by
+when it knows the cube. Pass ``cubeful=False`` for cubeless ranking.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,10 +41,12 @@ __all__ = [
     "accept_resignation",
     "context_for",
     "cube_decision",
+    "efficiencies",
     "efficiency",
     "evaluate",
     "mover_equity",
     "parse_score",
+    "play_equities",
     "rank_plays",
     "resignation_offer",
 ]
@@ -251,6 +255,87 @@ def mover_equity(
         opp = cube_decision(cube.invert(p), afterstate[::-1], context.flip(), params=params, x=x)
         return -opp.optimal, None
     return float(cube.cubeless_equity(p)), None
+
+
+def efficiencies(boards: np.ndarray, params: cube.Efficiency = cube.GNUBG_EFFICIENCY) -> np.ndarray:
+    """`efficiency` of each board of a batch (B, 2, 25), side on roll in row 1; a finished
+    game counts as contact, as there."""
+    b = np.asarray(boards)
+    on = b.sum(axis=2)
+    over = (on == 0).any(axis=1)
+    contact = over | np.asarray(engine.has_contact(b), dtype=bool)
+    home = b[:, :, 6:].sum(axis=(1, 2)) == 0
+    race = params.race_coefficient + params.race_factor * engine.pips(b)[:, 1]
+    race = np.minimum(params.race_max, np.maximum(params.race_min, race))
+    return np.where(contact, params.contact, np.where(home, params.bearoff, race))
+
+
+def _janowski(x: np.ndarray, dead: Any, f: Callable[..., Any], **args: Any) -> np.ndarray:
+    """``(1 - x) * dead + x * live`` with per-row `x`, for a cube function `f` that mixes
+    the two itself for one scalar `x` (its value at x = 1 is the live part, or the dead one
+    where the cube is dead)."""
+    return (1.0 - x) * np.asarray(dead) + x * np.asarray(f(x=1.0, **args))
+
+
+def play_equities(
+    p: np.ndarray,
+    afterstates: np.ndarray,
+    context: GameContext,
+    *,
+    params: cube.Efficiency = cube.GNUBG_EFFICIENCY,
+    x: np.ndarray | None = None,
+) -> np.ndarray:
+    """`mover_equity` (cubeful) of many plays in one context, batched: (N,) equities of the
+    movers after `afterstates` (N, 2, 25) with probabilities `p` (N, 5); `x`, if given, the
+    cube efficiencies of the positions the opponent rolls from (`efficiencies`).
+
+    The opponent, on roll next, holds its cube options: its equity is its no-double equity,
+    or, where it may double and doubling is right, the lower of double/take and
+    double/pass; the mover's is minus that (money points, or the EMG of one minus the
+    opponent's MWC in a match).
+    """
+    q = cube.invert(np.asarray(p, dtype=np.float64))
+    theirs = context.flip()
+    owner = _owner(theirs)
+    value = theirs.cube_value
+    if theirs.match_to:
+        away_them, away_me = _away(theirs)
+        if owner == "dead" or theirs.crawford or max(away_them, away_me) <= value:
+            # A dead cube: the cubeless MWC, all the rest below would come to.
+            dead = met.mwc_from_probabilities(
+                q, away_them, away_me, value, crawford=theirs.crawford
+            )
+            return np.asarray(
+                met.mwc_to_emg(1.0 - dead, away_me, away_them, value, crawford=theirs.crawford)
+            )
+    if x is None:
+        x = efficiencies(np.asarray(afterstates)[:, ::-1], params)
+    may_double = owner in ("centre", "me") and 2 * value <= theirs.max_cube
+    if not theirs.match_to:
+        dead = cube.cubeful_equity(q, "dead", 0.0)
+        jacoby = theirs.jacoby and owner == "centre"
+        nd_dead = cube.cubeful_equity(q, owner, 0.0, jacoby=jacoby) if jacoby else dead
+        nd = _janowski(x, nd_dead, cube.cubeful_equity, p=q, cube_owner=owner, jacoby=jacoby)
+        if not may_double:
+            return -nd
+        dt = 2.0 * _janowski(x, dead, cube.cubeful_equity, p=q, cube_owner="opponent")
+        return -np.maximum(nd, np.minimum(dt, 1.0))
+    crawford = theirs.crawford
+    score = {"away_me": away_them, "away_opp": away_me, "crawford": crawford}
+
+    def mwc(value: int, owner: cube.CubeOwner) -> np.ndarray:
+        dead = met.mwc_from_probabilities(q, away_them, away_me, value, crawford=crawford)
+        return _janowski(
+            x, dead, cube.match_cubeful_mwc, p=q, cube_value=value, cube_owner=owner, **score
+        )
+
+    theirs_mwc = mwc(value, owner)
+    if may_double and not crawford and away_them > value:
+        dp = met.KAZAROSS_XG2.outcome(away_them, away_me, value, True, crawford=crawford)
+        theirs_mwc = np.maximum(theirs_mwc, np.minimum(mwc(2 * value, "opponent"), dp))
+    return np.asarray(
+        met.mwc_to_emg(1.0 - theirs_mwc, away_me, away_them, value, crawford=crawford)
+    )
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,30 @@
-"""GNU Backgammon's external-player protocol: FIBS board-state lines in, actions out.
+"""GNU Backgammon's external-player protocol: FIBS board states in, decisions out.
 
 A client (a program written for gnubg's ``external`` command) connects over TCP and sends
-one line per decision; each is answered with one line, as gnubg's ``ExtFIBSBoard`` does:
+one command a line; each gets its answer as gnubg's ``CommandExternal`` gives it
+(gnubg 1.06+, interface version 2; grammar in gnubg's external_l.l / external_y.y):
 
-* a FIBS board state (``board:You:Opponent:...``, FIBS "boardstyle 3", 53 fields) with
-  dice for the side on turn: the play in gnubg's plain notation (``13/7 8/7*``; 25 the
-  bar, 0 off; an empty line when no play is legal);
-* without dice: ``double`` or ``roll``;
-* with a double pending (the "was doubled" field): ``take`` or ``drop`` (``beaver`` when
-  beavers are allowed and right) for the side doubled;
-* ``version``, ``help`` and ``exit`` (closes the connection); anything else gets
+* ``board:You:Opponent:...`` (a FIBS "boardstyle 3" board state, 53 ``:``-separated
+  fields) optionally followed by session options ``jacobyrule BOOL``, ``crawfordrule
+  BOOL``, ``beavers BOOL``, ``resignation N`` (BOOL is on/off, yes/no, true/false). The
+  answer, in gnubg's order of precedence (``ExtFIBSBoard``): with a double pending,
+  ``take``, ``drop`` or ``beaver`` for the side doubled; with ``resignation N`` (1 single,
+  2 gammon, 3 backgammon), offered by the side on turn, ``accept`` or ``reject`` for its
+  opponent; with dice, the play in gnubg's plain notation (``13/7 8/7*``; 25 the bar, 0
+  off; an empty line when no play is legal); without dice, ``double`` or ``roll``.
+* ``evaluation fibsboard board:... [plies N] [cube on|off] [cubeful] [cubeless] [noise X]
+  [prune] [deterministic]`` and the session options: ``P(win) P(wg) P(wbg) P(lg) P(lbg)
+  E`` for the side on turn before its roll, E its equity (money) or match winning chance,
+  cubeless unless asked cubeful (``ExtEvaluation``).
+* ``set debug on|off`` (debug lines ``DBG: ...`` before each board's answer), ``set
+  interface new|old``, ``version`` (four lines: Interface, RFBF, Engine, Software),
+  ``help``, ``exit``/``quit`` (closes the connection); an empty line or anything else gets
   ``Error: ...``.
+
+gnubg's external protocol has no way for the external side to offer a resignation; gnubg
+itself, when it drives an external player (``set player N external``), reads an answer
+``resign normal|gammon|backgammon`` instead of a play or a cube action. The server sends
+that only when asked to (``resign=True``, ``--resign``), when the agent gives up.
 
 The board state (FIBS client protocol, "board state"): names, match length (9999 for
 money), both scores, 26 board fields (positive X, negative O; direction -1 moves from 24
@@ -24,7 +38,7 @@ from __future__ import annotations
 
 import socketserver
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,10 +46,22 @@ import engine
 from agents.base import GameContext
 from vrhcaby import analysis
 
-__all__ = ["FibsBoard", "Server", "answer", "fibs_board", "format_plain", "parse_fibs_board"]
+__all__ = [
+    "FibsBoard",
+    "Options",
+    "Server",
+    "Session",
+    "answer",
+    "fibs_board",
+    "format_plain",
+    "parse_fibs_board",
+]
 
 FIELDS = 53
-VERSION = "Interface: vrhcaby external 1 (gnubg external-compatible FIBS board states)"
+#: gnubg's EXTERNAL_INTERFACE_VERSION and RFBF_VERSION_SUPPORTED (external.h).
+INTERFACE_VERSION, RFBF_VERSION = "2", "0"
+RESIGNATIONS = {1: "normal", 2: "gammon", 3: "backgammon"}
+_BOOLEANS = {"yes": True, "on": True, "true": True, "no": False, "off": False, "false": False}
 
 
 @dataclass(frozen=True)
@@ -174,51 +200,229 @@ def format_plain(play: engine.Play) -> str:
     return " ".join(f"{a}/{b}{'*' if hit else ''}" for (a, b), hit in steps)
 
 
-def answer(
-    agent, line: str, *, jacoby: bool = False, crawford_rule: bool = True, beavers: bool = False
-) -> str:
-    """The response (without newline) to one line of the protocol, as gnubg gives it."""
-    text = line.strip()
-    word = text.split(" ", 1)[0].lower()
-    if word == "version":
-        return VERSION
-    if word == "help":
-        return "Send a FIBS board state (board:...) for a move, cube or take decision; exit."
-    if not text.startswith("board:"):
-        return f"Error: unsupported command {word!r}"
+@dataclass(frozen=True)
+class Options:
+    """The session options of a board line, and an evaluation's options (gnubg's defaults
+    for what the line does not say come from the server's settings)."""
+
+    jacoby: bool = False
+    crawford_rule: bool = True
+    beavers: bool = False
+    #: A resignation offered by the side on turn: 0 none, 1 single, 2 gammon, 3 backgammon.
+    resignation: int = 0
+    #: Evaluation only: look-ahead depth and cubeful or cubeless (gnubg's defaults).
+    plies: int = 0
+    cubeful: bool = False
+
+
+def _boolean(words: list[str], name: str) -> bool:
+    if not words or words[0].lower() not in _BOOLEANS:
+        raise ValueError(f"{name} takes on/off, yes/no or true/false")
+    return _BOOLEANS[words.pop(0).lower()]
+
+
+def _number(words: list[str], name: str, kind: type = int) -> float:
     try:
-        fb = parse_fibs_board(text, jacoby=jacoby, crawford_rule=crawford_rule)
-    except ValueError as exc:
-        return f"Error: badly formed board ({exc})"
-    position = engine.Position(fb.board)
-    if fb.doubled:
-        p = agent.before_roll(fb.board[None])[0]
-        decision = analysis.cube_decision(p, fb.board, fb.context, beavers=beavers)
-        if not decision.take:
-            return "drop"
-        return "beaver" if beavers and decision.beaver else "take"
-    if fb.dice[0]:
-        if not engine.legal_plays(position, fb.dice):
-            return ""
-        return format_plain(agent.choose_play(position, fb.dice))
-    if fb.context.may_double() and agent.double_decision(position, fb.context):
-        return "double"
-    return "roll"
+        return kind(words.pop(0))
+    except (IndexError, ValueError):
+        raise ValueError(f"{name} takes a number") from None
+
+
+def _read_options(words: list[str], options: Options, *, evaluation: bool = False) -> Options:
+    """`options` updated by the words after a board (external_y.y's ``sessionoptions``,
+    and with `evaluation` its ``evaloptions`` too); ValueError on anything else."""
+    words = list(words)
+    changes: dict = {}
+    while words:
+        word = words.pop(0).lower()
+        if word == "jacobyrule":
+            changes["jacoby"] = _boolean(words, word)
+        elif word == "crawfordrule":
+            changes["crawford_rule"] = _boolean(words, word)
+        elif word == "beavers":
+            changes["beavers"] = _boolean(words, word)
+        elif word == "resignation":
+            value = int(_number(words, word))
+            if value not in (0, *RESIGNATIONS):
+                raise ValueError(f"resignation must be 0, 1, 2 or 3, got {value}")
+            changes["resignation"] = value
+        elif evaluation and word == "plies":
+            plies = int(_number(words, word))
+            if plies not in (0, 1, 2):
+                raise ValueError(f"plies must be 0, 1 or 2, got {plies}")
+            changes["plies"] = plies
+        elif evaluation and word == "cube":
+            changes["cubeful"] = _boolean(words, word)
+        elif evaluation and word in ("cubeful", "cubeless"):
+            changes["cubeful"] = word == "cubeful"
+        elif evaluation and word == "noise":
+            if _number(words, word, float) != 0:
+                raise ValueError("evaluations with noise are not supported")
+        elif evaluation and word in ("prune", "deterministic"):
+            if words and words[0].lower() in _BOOLEANS:
+                words.pop(0)  # the agent's search is deterministic and prunes by its filters
+        else:
+            raise ValueError(f"syntax error, unexpected {word!r}")
+    return replace(options, **changes)
+
+
+class Session:
+    """One client's conversation: the answer to each line, and the ``set`` state."""
+
+    def __init__(
+        self,
+        agent,
+        *,
+        jacoby: bool = False,
+        crawford_rule: bool = True,
+        beavers: bool = False,
+        resign: bool = False,
+    ) -> None:
+        self.agent = agent
+        self.defaults = Options(jacoby=jacoby, crawford_rule=crawford_rule, beavers=beavers)
+        #: Whether to answer ``resign ...`` when the agent gives up (see the module notes).
+        self.resign = resign
+        self.debug = False
+
+    def respond(self, line: str) -> str | None:
+        """The answer (lines without the final newline) to one line; None for ``exit``."""
+        words = line.split()
+        if not words:
+            return "Error: no command given"
+        word = words[0].lower()
+        if word in ("exit", "quit"):
+            return None
+        if word == "version":
+            engine_name = getattr(self.agent, "name", "td")
+            return "\n".join(
+                [
+                    f"Interface: {INTERFACE_VERSION}",
+                    f"RFBF: {RFBF_VERSION}",
+                    f"Engine: vrhcaby {engine_name}",
+                    "Software: vrhcaby",
+                ]
+            )
+        if word == "help":
+            return "\tNo help information available"
+        if word == "set":
+            return self._set(words[1:])
+        try:
+            if word.startswith("board:"):
+                fb, options = self._read(words[0], words[1:], evaluation=False)
+                return self._with_debug(fb, options, self._board(fb, options))
+            if word == "evaluation":
+                if len(words) < 3 or words[1].lower() != "fibsboard":
+                    raise ValueError("evaluation takes 'fibsboard board:...'")
+                fb, options = self._read(words[2], words[3:], evaluation=True)
+                return self._with_debug(fb, options, self._evaluation(fb, options))
+        except ValueError as exc:
+            return f"Error: {exc}"
+        return f"Error: syntax error, unexpected {words[0]!r}"
+
+    def _set(self, words: list[str]) -> str:
+        name = words[0].lower() if words else ""
+        if name == "debug" and len(words) == 2 and words[1].lower() in _BOOLEANS:
+            self.debug = _BOOLEANS[words[1].lower()]
+            return f"Debug output {'ON' if self.debug else 'OFF'}"
+        if name == "interface" and len(words) == 2 and words[1].lower() in ("new", "old"):
+            # gnubg records the choice but answers the same either way.
+            return f"New interface {'ON' if words[1].lower() == 'new' else 'OFF'}"
+        return f"Error: set option '{name}' not supported"
+
+    def _read(self, board: str, rest: list[str], *, evaluation: bool):
+        options = _read_options(rest, self.defaults, evaluation=evaluation)
+        try:
+            fb = parse_fibs_board(
+                "board:" + board[6:], jacoby=options.jacoby, crawford_rule=options.crawford_rule
+            )
+        except ValueError as exc:
+            raise ValueError(f"badly formed board ({exc})") from None
+        return fb, options
+
+    def _board(self, fb: FibsBoard, options: Options) -> str:
+        agent, position = self.agent, engine.Position(fb.board)
+        if fb.doubled:
+            p = agent.before_roll(fb.board[None])[0]
+            decision = analysis.cube_decision(p, fb.board, fb.context, beavers=options.beavers)
+            if not decision.take:
+                return "drop"
+            return "beaver" if options.beavers and decision.beaver else "take"
+        if options.resignation:
+            # The side on turn resigns; its opponent, the agent here, answers.
+            accepter = engine.Position(fb.board[::-1])
+            accepted = agent.accept_resignation(accepter, fb.context.flip(), options.resignation)
+            return "accept" if accepted else "reject"
+        if self.resign:
+            offer = agent.resign_offer(position, fb.context)
+            if offer:
+                return f"resign {RESIGNATIONS[offer]}"
+        if fb.dice[0]:
+            if not engine.legal_plays(position, fb.dice):
+                return ""
+            return format_plain(agent.choose_play(position, fb.dice, fb.context))
+        if fb.context.may_double() and agent.double_decision(position, fb.context):
+            return "double"
+        return "roll"
+
+    def _evaluation(self, fb: FibsBoard, options: Options) -> str:
+        ctx = fb.context
+        ev = analysis.evaluate(
+            self.agent, fb.board, ctx, plies=options.plies, beavers=options.beavers
+        )
+        if ctx.match_to:
+            value = ev.mwc_cubeful if options.cubeful else ev.mwc_cubeless
+        elif options.cubeful:
+            value = ev.cubeful
+        else:  # gnubg's Utility: gammons count for nothing under Jacoby with a centred cube
+            price = 0.0 if ctx.jacoby and ctx.cube_owner == "centre" else 1.0
+            win, wg, wbg, lg, lbg = ev.probabilities
+            value = 2 * win - 1 + price * (wg - lg + wbg - lbg)
+        return " ".join(f"{v:f}" for v in [*ev.probabilities, value])
+
+    def _with_debug(self, fb: FibsBoard, options: Options, reply: str) -> str:
+        if not self.debug:
+            return reply
+        ctx = fb.context
+        owner = {"centre": -1, "me": 1, "opponent": 0}[ctx.cube_owner]
+        if ctx.match_to:
+            rule = "with" if options.crawford_rule else "without"
+            kind = f"Match Play {rule} Crawford Rule"
+            score = f"Score: {ctx.score[0]}-{ctx.score[1]}/{ctx.match_to}{'*' * ctx.crawford}"
+        else:
+            kind = (
+                f"Money Session {'with' if options.jacoby else 'without'} Jacoby Rule, "
+                f"{'with' if options.beavers else 'without'} Beavers"
+            )
+            score = f"Score: {ctx.score[0]}-{ctx.score[1]}"
+        lines = [
+            f"Position ID: {engine.position_id(fb.board)}",
+            kind,
+            f"{score}, Roll: {fb.dice[0]}{fb.dice[1]}",
+            f"CubeOwner: {owner}, Cube: {ctx.cube_value}, Turn: X, "
+            f"Doubled: {int(fb.doubled)}, Resignation: {options.resignation}",
+            "",
+        ]
+        return "\n".join([*(f"DBG: {line}" for line in lines), reply])
+
+
+def answer(agent, line: str, **settings: bool) -> str | None:
+    """The answer to one line in a new session (settings as `Session`'s); None for exit."""
+    return Session(agent, **settings).respond(line)
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    """Answers the protocol on a TCP socket, one thread per connection.
+    """Answers the protocol on a TCP socket, one thread (and `Session`) per connection.
 
     ``Server(agent, ("127.0.0.1", 0))`` binds an ephemeral port (``server.port``);
-    ``serve_forever()`` runs until ``shutdown()``.
+    ``serve_forever()`` runs until ``shutdown()``. `settings` go to each `Session`.
     """
 
     allow_reuse_address = True
     daemon_threads = True
 
-    def __init__(self, agent, address: tuple[str, int], **options: bool) -> None:
+    def __init__(self, agent, address: tuple[str, int], **settings: bool) -> None:
         self.agent = agent
-        self.options = options
+        self.settings = settings
         self.lock = threading.Lock()  # one evaluation at a time
         super().__init__(address, _Handler)
 
@@ -231,16 +435,12 @@ class _Handler(socketserver.StreamRequestHandler):
     server: Server
 
     def handle(self) -> None:
+        session = Session(self.server.agent, **self.server.settings)
         for raw in self.rfile:
-            line = raw.decode("utf-8", "replace").strip()
-            if not line:
-                continue
-            if line.lower() in ("exit", "quit"):
-                return
+            line = raw.decode("utf-8", "replace")
             with self.server.lock:
-                try:
-                    reply = answer(self.server.agent, line, **self.server.options)
-                except ValueError as exc:
-                    reply = f"Error: {exc}"
+                reply = session.respond(line)
+            if reply is None:
+                return
             self.wfile.write((reply + "\n").encode())
             self.wfile.flush()

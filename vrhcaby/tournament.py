@@ -5,7 +5,9 @@ Each sample of a pair is played twice with the same dice stream and the seats sw
 treats each mirrored pair (the mean of its two games) as one sample. In match mode a
 sample is a mirrored pair of matches and its points per game is the net points over the
 games of both. Agents that pick plays in batches (`choose_boards`) are asked once per turn
-for all games where they are on roll; the others move one game at a time.
+for all games where they are on roll; the others move one game at a time. With the cube or
+a match, a cube-aware td agent gets each game's `GameContext` with its boards and ranks
+plays by cubeful equity.
 
 Chunks of games have fixed sizes and seeds derived from `seed`, so results do not depend
 on the number of processes.
@@ -124,7 +126,14 @@ class _Dice:
         return self.rolls[sample, turn]
 
 
-def _choose(agent, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+def _choose(agent, games: _Games, idx: np.ndarray, dice: np.ndarray) -> np.ndarray:
+    """The afterstates `agent` picks in games `idx`. A cube-aware agent that ranks plays in
+    context (the td agent) is told each game's cube and match, unless there is neither."""
+    boards = games.boards[idx]
+    if getattr(agent, "ranks_in_context", False) and agent.cube_aware:
+        settings = games.settings
+        if settings.cube or settings.match_to:
+            return agent.choose_boards(boards, dice, [games.context(i) for i in idx])
     if hasattr(agent, "choose_boards"):
         return agent.choose_boards(boards, dice)
     out = boards.copy()
@@ -167,6 +176,10 @@ def play_chunk(
     pending = np.zeros((n, 2), dtype=np.int64)
     events: list[list] = [[] for _ in range(n)]
     results: list[GameResult] = []
+    games = _Games(
+        agents, settings, boards=boards, on_roll=on_roll, a_seat=a_seat, cube=cube,
+        owner=owner, ply=ply, score=score, crawford=crawford, events=events,
+    )  # fmt: skip
 
     def opening(idx: np.ndarray) -> None:
         while len(idx):
@@ -225,21 +238,7 @@ def play_chunk(
         if not len(idx):
             return results
         if any(a.cube_aware for a in agents):  # the others never double nor resign
-            idx = _cube_phase(
-                idx,
-                agents,
-                boards,
-                on_roll,
-                a_seat,
-                cube,
-                owner,
-                ply,
-                score,
-                crawford,
-                settings,
-                events,
-                finish,
-            )
+            idx = _cube_phase(games, idx, finish)
         later = ply[idx] > 0
         d = pending[idx].copy()
         if later.any():
@@ -249,7 +248,7 @@ def play_chunk(
         new = boards[idx].copy()
         for agent, mask in ((agents[0], mover_is_a), (agents[1], ~mover_is_a)):
             if mask.any():
-                new[mask] = _choose(agent, boards[idx[mask]], d[mask])
+                new[mask] = _choose(agent, games, idx[mask], d[mask])
         if settings.record:
             for j, i in enumerate(idx):
                 events[i].append(
@@ -275,56 +274,76 @@ def play_chunk(
     raise RuntimeError(f"games did not end within {MAX_TURNS} turns")
 
 
+@dataclass(frozen=True)
+class _Games:
+    """The state of the games `play_chunk` advances in lockstep: one row per game, the
+    arrays shared with it and updated in place."""
+
+    agents: tuple
+    settings: Settings
+    boards: np.ndarray
+    on_roll: np.ndarray
+    a_seat: np.ndarray
+    cube: np.ndarray
+    #: The seat that owns the cube, -1 while it is centred.
+    owner: np.ndarray
+    #: Turns played in the current game.
+    ply: np.ndarray
+    #: Match points won by each seat.
+    score: np.ndarray
+    crawford: np.ndarray
+    events: list[list]
+
+    def seated(self, i: int) -> tuple:
+        """(the agent on roll in game `i`, its opponent)."""
+        if self.on_roll[i] == self.a_seat[i]:
+            return self.agents[0], self.agents[1]
+        return self.agents[1], self.agents[0]
+
+    def context(self, i: int) -> GameContext:
+        """The cube and match of game `i` from the view of the side on roll."""
+        seat = int(self.on_roll[i])
+        owner = int(self.owner[i])
+        return GameContext(
+            cube_value=int(self.cube[i]),
+            cube_owner="centre" if owner < 0 else "me" if owner == seat else "opponent",
+            cube_enabled=self.settings.cube,
+            match_to=self.settings.match_to,
+            score=(int(self.score[i, seat]), int(self.score[i, 1 - seat])),
+            crawford=bool(self.crawford[i]),
+            jacoby=self.settings.jacoby and not self.settings.match_to,
+        )
+
+
 def _cube_phase(
-    idx,
-    agents,
-    boards,
-    on_roll,
-    a_seat,
-    cube,
-    owner,
-    ply,
-    score,
-    crawford,
-    settings,
-    events,
-    finish,
+    games: _Games, idx: np.ndarray, finish: Callable[[int, int, int, int], None]
 ) -> np.ndarray:
     """Resignation and double offers of cube-aware agents before their roll; the games
     still going on come back."""
     keep = []
     for i in idx:
-        seat = int(on_roll[i])
-        me = agents[0] if seat == a_seat[i] else agents[1]
-        them = agents[1] if me is agents[0] else agents[0]
-        if not (me.cube_aware or them.cube_aware) or ply[i] == 0:
+        seat = int(games.on_roll[i])
+        me, them = games.seated(i)
+        if not (me.cube_aware or them.cube_aware) or games.ply[i] == 0:
             keep.append(i)
             continue
-        pos = engine.Position(boards[i])
-        ctx = GameContext(
-            cube_value=int(cube[i]),
-            cube_owner="centre" if owner[i] < 0 else "me" if owner[i] == seat else "opponent",
-            cube_enabled=settings.cube,
-            match_to=settings.match_to,
-            score=(int(score[i, seat]), int(score[i, 1 - seat])),
-            crawford=bool(crawford[i]),
-            jacoby=settings.jacoby and not settings.match_to,
-        )
+        pos = engine.Position(games.boards[i])
+        ctx = games.context(i)
+        events = games.events[i]
         offer = me.resign_offer(pos, ctx)
         if offer and them.accept_resignation(pos.flip(), ctx.flip(), offer):
-            events[i].append(("resign", seat, offer))
-            finish(i, 1 - seat, offer, offer * int(cube[i]))
+            events.append(("resign", seat, offer))
+            finish(i, 1 - seat, offer, offer * int(games.cube[i]))
             continue
         if ctx.may_double() and me.double_decision(pos, ctx):
+            events.append(("double", seat, int(games.cube[i]) * 2))
             if them.take_decision(pos.flip(), ctx.flip()):
-                events[i].append(("double", seat, int(cube[i]) * 2))
-                events[i].append(("take", 1 - seat))
-                cube[i] *= 2
-                owner[i] = 1 - seat
+                events.append(("take", 1 - seat))
+                games.cube[i] *= 2
+                games.owner[i] = 1 - seat
             else:
-                events[i].append(("double", seat, int(cube[i]) * 2))
-                events[i].append(("drop", 1 - seat))
-                finish(i, seat, 1, int(cube[i]))
+                events.append(("drop", 1 - seat))
+                finish(i, seat, 1, int(games.cube[i]))
                 continue
         keep.append(i)
     return np.array(keep, dtype=np.int64)

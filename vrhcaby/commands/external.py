@@ -1,9 +1,11 @@
 """`vrhcaby external --port N`: play as GNU Backgammon's external player over TCP.
 
 Listens on HOST:PORT (loopback by default; port 0 picks a free one) and answers FIBS
-board-state lines with a play, ``double``/``roll`` or ``take``/``drop``, the way gnubg's
-``external`` command does (see `vrhcaby.external`), so programs written for that interface
-can use the bot. Prints the address it listens on, then serves until interrupted.
+board-state lines with a play, ``double``/``roll``, ``take``/``drop``/``beaver`` or
+``accept``/``reject`` (an offered resignation), and ``evaluation`` lines with the five
+probabilities and the equity, the way gnubg's ``external`` command does (see
+`vrhcaby.external`), so programs written for that interface can use the bot. Prints the
+address it listens on, then serves until interrupted.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--no-crawford", action="store_true", help="matches are played without the Crawford rule"
     )
+    parser.add_argument(
+        "--resign",
+        action="store_true",
+        help="answer 'resign normal|gammon|backgammon' when the bot gives up (gnubg reads "
+        "this from an external player it drives; its own external server never resigns)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -36,13 +44,14 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be 0..65535, got {args.port}")
     agent = load_analysis_agent(args.agent)
-    options = {
+    settings = {
         "jacoby": args.jacoby,
         "beavers": args.beavers,
         "crawford_rule": not args.no_crawford,
+        "resign": args.resign,
     }
     try:
-        server = Server(agent, (args.host, args.port), **options)
+        server = Server(agent, (args.host, args.port), **settings)
     except OSError as exc:
         raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     with server:

@@ -234,7 +234,10 @@ class Session:
             if not plays:
                 self.say(f"The bot rolls {dice[0]}-{dice[1]} and cannot move.")
                 return board
-            play = self.agent.choose_play(position, dice)
+            if getattr(self.agent, "ranks_in_context", False):  # cubeful, as hint ranks
+                play = self.agent.choose_play(position, dice, self.context(BOT))
+            else:
+                play = self.agent.choose_play(position, dice)
             self.say(f"The bot rolls {dice[0]}-{dice[1]} and plays {play}.")
         else:
             if not plays:
