@@ -1,15 +1,18 @@
-"""Train a backgammon value network by TD(λ) self-play, the way TD-Gammon was trained.
+"""Train a value network by TD(λ) self-play, the way TD-Gammon was trained.
 
     python train.py --config configs/quick.toml [--set td.lam=0.8 ...] [--device cuda]
     python train.py --config configs/quick.toml --resume      # continue after a stop
     python train.py --config configs/full.toml --backend ray --address auto --workers 16
+    python train.py --config configs/sixdice.toml             # the six-dice scoring game
 
 Read top to bottom: the run configuration, the device, the trainer (fresh or resumed from
 the newest checkpoint), then the loop: a self-play round and its TD(λ) updates, logging,
-periodic evaluation against fixed opponents, checkpoints. Ctrl-C saves a checkpoint of
-the last completed round, so `--resume` continues exactly (same dice, same weights).
-The algorithm itself lives in `vrhcaby.td`; `--backend ray` moves self-play onto Ray
-workers and keeps the learner here (`vrhcaby.distributed`).
+periodic evaluation (backgammon: against fixed opponents; six-dice: the mean final total
+against the exact optimum), checkpoints. Ctrl-C saves a checkpoint of the last completed
+round, so `--resume` continues exactly (same dice, same weights). The algorithm itself
+lives in `vrhcaby.td`, the game learnt in a `vrhcaby.td.Game` (`game` in the config);
+`--backend ray` moves backgammon self-play onto Ray workers and keeps the learner here
+(`vrhcaby.distributed`).
 """
 
 from __future__ import annotations
@@ -25,26 +28,15 @@ from typing import Any
 
 import torch
 
+from agents.sixdice_td import SheetNetConfig, SixDice
 from vrhcaby import checkpoint
 from vrhcaby.commands.train import add_arguments
 from vrhcaby.config import format_table, load_config, to_dict
 from vrhcaby.distributed import DistributedConfig, RayTrainer, check_backend
 from vrhcaby.net import NetConfig
-from vrhcaby.td import TDConfig, Trainer
+from vrhcaby.td import Backgammon, EvalConfig, Evaluation, Game, TDConfig, Trainer
 
-
-@dataclass(frozen=True)
-class EvalConfig:
-    """Periodic evaluation: money games against fixed opponents, mirrored dice."""
-
-    every: int = 0
-    """Evaluate every this many training games (0 = never)."""
-    games: int = 1000
-    """Games per opponent (played as mirrored pairs)."""
-    opponents: tuple[str, ...] = ("pubeval", "heuristic")
-    """Agent specs to play; the first one decides which checkpoint is the best."""
-    seed: int = 2024
-    """Dice seed of the evaluation matches (the same every time, so results compare)."""
+GAMES = ("backgammon", "sixdice")
 
 
 @dataclass(frozen=True)
@@ -53,6 +45,9 @@ class TrainConfig:
 
     name: str = "quick"
     """Run name: checkpoints are NAME-g<games>.pt and NAME-best.pt."""
+    game: str = "backgammon"
+    """The game learnt: backgammon, or sixdice (the six-dice scoring game, solitaire: its
+    network is `sixdice`'s; `net`, `eval.opponents` and `ray` are backgammon's)."""
     seed: int = 1
     """Seed of the initial weights and of the self-play dice."""
     variant: str = "standard"
@@ -74,6 +69,8 @@ class TrainConfig:
     runs_dir: str = "runs"
     """Where TensorBoard logs go (runs/NAME__SEED__TIME)."""
     net: NetConfig = field(default_factory=NetConfig)
+    sixdice: SheetNetConfig = field(default_factory=SheetNetConfig)
+    """The six-dice network (game = "sixdice")."""
     td: TDConfig = field(default_factory=TDConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     ray: DistributedConfig = field(default_factory=DistributedConfig)
@@ -82,6 +79,10 @@ class TrainConfig:
     def __post_init__(self) -> None:
         import engine
 
+        if self.game not in GAMES:
+            raise ValueError(f"unknown game {self.game!r} (known: {', '.join(GAMES)})")
+        if self.game == "sixdice" and self.variant != "standard":
+            raise ValueError("the six-dice trainer learns the standard rules (variant standard)")
         if engine.get_variant(self.variant).enter_from_start and self.eval.every:
             raise ValueError("eval.every must be 0 for acey-deucey: no agent plays it yet")
         if self.games < 1 or self.checkpoint_every < 1:
@@ -122,28 +123,16 @@ def code_version() -> str:
     return f"{version}+g{commit}" if commit else version
 
 
-def evaluate(trainer: Trainer | RayTrainer, cfg: TrainConfig) -> dict[str, Any]:
-    """Cubeless money games of the current network against each opponent."""
-    from agents import load_agent
-    from agents.td import TDAgent
-    from vrhcaby.tournament import play_pair
+def make_game(cfg: TrainConfig) -> Game:
+    """The game the config learns."""
+    if cfg.game == "sixdice":
+        return SixDice(cfg.sixdice)
+    return Backgammon(cfg.net, cfg.variant)
 
-    # Cubeless evaluation: no cube, and no resignations that would cut games short.
-    me = TDAgent(
-        trainer.evaluator(to_dict(cfg)), plies=0, name="td-training", cube_aware=False
-    )
-    results = {}
-    for spec in cfg.eval.opponents:
-        r = play_pair(
-            me,
-            load_agent(spec),
-            games=cfg.eval.games,
-            seed=cfg.eval.seed,
-            variant=cfg.variant,
-            cube=False,
-        )
-        results[spec] = {"ppg": r.ppg, "ci95": list(r.ci95), "games": r.games}
-    return results
+
+def report(game: Game, latest_eval: dict[str, Any], cfg: TrainConfig) -> Evaluation:
+    """What the latest evaluation (as kept in checkpoints: its games, then the record) means."""
+    return game.report({k: v for k, v in latest_eval.items() if k != "games"}, cfg.eval)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"ray.workers={args.workers}")
     cfg = load_config(TrainConfig, args.config, overrides)
     device = resolve_device(cfg.device)
+    if args.backend == "ray" and cfg.game != "backgammon":
+        raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
     check_backend(args.backend)
     if args.backend == "local" and (args.address or args.workers is not None):
         raise ValueError("--address and --workers are for --backend ray")
@@ -164,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
 
     # --- the trainer, fresh or resumed ---------------------------------------------------
     ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
-    trainer = Trainer(cfg.net, cfg.td, cfg.variant, cfg.games, cfg.seed, device)
+    game = make_game(cfg)
+    local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
+    trainer: Trainer | RayTrainer = local
     best: float | None = None
     latest_eval: dict[str, Any] = {}
     if args.resume:
@@ -174,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
                 f"nothing to resume: no checkpoint of run {cfg.name!r} in {ckdir.directory}"
             )
         arrays, meta = checkpoint.load(path)
-        trainer.load_state(arrays, meta)
+        local.load_state(arrays, meta)
         run_dir = Path(meta["run_dir"])
         best = meta.get("best")
         latest_eval = meta.get("evaluation", {})
@@ -187,14 +180,14 @@ def run(args: argparse.Namespace) -> int:
             )
         run_dir = Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
     if args.backend == "ray":  # self-play on the cluster; the learner stays here
-        trainer = RayTrainer(trainer, cfg.ray, args.address)
+        trainer = RayTrainer(local, cfg.ray, args.address)
 
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
     writer = SummaryWriter(str(run_dir), purge_step=trainer.games or None)
     writer.add_text("config", format_table(cfg), trainer.games)
-    writer.add_text("network", cfg.net.describe(), trainer.games)
+    writer.add_text("network", game.net.describe(), trainer.games)
 
     def save(state: tuple[dict, dict], is_best: bool = False) -> Path:
         arrays, meta = state
@@ -228,8 +221,14 @@ def run(args: argparse.Namespace) -> int:
             writer.add_scalar("charts/positions_evaluated_per_s", stats.evaluated / seconds, g)
             writer.add_scalar("charts/learning_rate", stats.lr, g)
             writer.add_scalar("charts/lambda", stats.lam, g)
-            writer.add_scalar("charts/gammon_rate", stats.gammon_rate, g)
-            writer.add_scalar("charts/backgammon_rate", stats.backgammon_rate, g)
+            charts = {
+                "gammon_rate": stats.gammon_rate,
+                "backgammon_rate": stats.backgammon_rate,
+                **stats.charts,
+            }
+            for key, value in charts.items():
+                if value is not None:
+                    writer.add_scalar(f"charts/{key}", value, g)
             if isinstance(trainer, RayTrainer):
                 for key, value in trainer.scalars().items():
                     writer.add_scalar(key, value, g)
@@ -241,19 +240,15 @@ def run(args: argparse.Namespace) -> int:
 
             is_best = False
             if next_eval and (g >= next_eval or g >= cfg.games):
-                latest_eval = {"games": g, **evaluate(trainer, cfg)}
-                for spec, r in latest_eval.items():
-                    if spec != "games":
-                        writer.add_scalar(f"eval/ppg_{spec}", r["ppg"], g)
-                        writer.add_scalar(f"eval/ci95_low_{spec}", r["ci95"][0], g)
-                        writer.add_scalar(f"eval/ci95_high_{spec}", r["ci95"][1], g)
-                score = latest_eval[cfg.eval.opponents[0]]["ppg"]
-                is_best = best is None or score > best
-                best = score if is_best else best
+                latest_eval = {"games": g, **local.evaluate(cfg.eval, to_dict(cfg))}
+                result = report(game, latest_eval, cfg)
+                for key, value in result.scalars.items():
+                    writer.add_scalar(f"eval/{key}", value, g)
+                is_best = best is None or result.score > best
+                best = result.score if is_best else best
                 next_eval += cfg.eval.every
             if latest_eval:
-                first = cfg.eval.opponents[0]
-                postfix[f"ppg vs {first}"] = f"{latest_eval[first]['ppg']:+.3f}"
+                postfix.update(report(game, latest_eval, cfg).postfix)
             bar.set_postfix(postfix)
 
             if is_best or g >= next_save or g >= cfg.games:

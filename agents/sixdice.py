@@ -406,7 +406,8 @@ def optimal_agent(harsh: bool = False) -> ValueAgent:
 
 
 def load_dice_agent(spec: str, harsh: bool = False, seed: int | None = None) -> DiceAgent:
-    """An agent from its spec: `random`, `greedy`, `optimal` or `td:PATH` (a checkpoint)."""
+    """An agent from its spec: `random`, `greedy`, `optimal` or `td:PATH` (a six-dice
+    training checkpoint, `vrhcaby train --config configs/sixdice.toml`)."""
     if spec == "random":
         return RandomAgent(np.random.default_rng(seed))
     if spec == "greedy":

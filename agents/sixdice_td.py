@@ -1,28 +1,32 @@
-"""The learned six-dice player: a small network valuing score-sheet states, trained by
-TD(lambda) self-play.
+"""The learned six-dice player: a small network valuing score-sheet states, trained by the
+project's TD(lambda) trainer (`vrhcaby.td`, `vrhcaby train` with `game = "sixdice"`).
 
 The network values a sheet state (open categories, bonus points) as the points still to
 come, final bank included. The player plays each turn exactly for that valuation (the
 same within-turn expectimax as the optimal player, `agents.sixdice.ValueAgent`), so all
 it learns is what a sheet is worth: 4096 open-sets times at most 25 banks.
 
-Training is TD self-play with the game's model: each round the current network plays a
-batch of solitaire games (writing a random open category now and then, to see sheets
-its own choices avoid). The targets are the TD(lambda) returns of the turns played, the
-one-step return taken in expectation over the dice (the turn's expectimax under the
-current network, which the player computes anyway to move), and the expected one-step
-backups of every open-set met or weighed as an option, at every bank it can hold: one
-turn's dynamic program values all banks of an open-set at once, so these are nearly
-free and teach the network what a banked point is worth. Lambda = 0 is expected TD(0)
-throughout; the optimal table is used only to measure the result.
+`SixDice` is the game as the trainer sees it. Each round the current network plays a
+batch of solitaire games (writing a random open category at a stop with probability
+`td.epsilon`, to see sheets its own choices avoid). An episode is a game's 13 sheet states
+(the fresh sheet, then the sheet after each turn), the points written each turn are its
+rewards and the unspent bank at the end is its result. Why expected backups: the one-step
+return of a turn is taken in expectation over the dice (the turn's expectimax under the
+current network, which the player computes anyway to move), not from the one throw
+sampled, which removes the dice noise from the targets; and one turn's dynamic program
+values all banks of an open-set at once, so the expected backups of every open-set met or
+weighed as an option (each written category's sheet), at every bank it can hold, are
+nearly free: they join the round as episodes cut short after one state (`truncated`),
+trained on their backup, and teach the network what a banked point is worth. The shared
+`vrhcaby.td.lambda_returns` blends the backups with the realised returns; the optimal
+table is used only to measure the result.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,22 +34,42 @@ from torch import nn
 
 from agents.sixdice import (
     MAX_BANK,
-    SelfPlay,
     SheetValues,
     ValueAgent,
+    optimal_expected_score,
     self_play,
     turn_tables,
 )
 from engine.sixdice import FREE_RETHROWS, N_CATEGORIES, OUTCOME_PROB, RuleError
-
-log = logging.getLogger(__name__)
+from vrhcaby import checkpoint
+from vrhcaby.td import Episodes, EvalConfig, Evaluation
 
 MEAN_POINTS_PER_CATEGORY = 15.0
 """Scale of the network's output: a typical category's worth, so outputs stay near 0."""
 
-
 N_INPUTS = 2 * N_CATEGORIES + MAX_BANK + 4
 """Width of the network's input (see `sheet_features`)."""
+
+
+@dataclass(frozen=True)
+class SheetNetConfig:
+    """The six-dice network: widths of its tanh hidden layers."""
+
+    hidden: tuple[int, ...] = (128, 128)
+
+    def __post_init__(self) -> None:
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"sixdice.hidden needs positive widths, got {list(self.hidden)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hidden": list(self.hidden)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SheetNetConfig:
+        return cls(hidden=tuple(int(h) for h in data["hidden"]))
+
+    def describe(self) -> str:
+        return "-".join(str(n) for n in (N_INPUTS, *self.hidden, 1)) + " six-dice sheet"
 
 
 def sheet_features(masks: torch.Tensor, banks: torch.Tensor) -> torch.Tensor:
@@ -60,78 +84,42 @@ def sheet_features(masks: torch.Tensor, banks: torch.Tensor) -> torch.Tensor:
 
 
 class SheetNet(nn.Module):
-    """Value of a sheet state: bank + open categories x (15 + net output).
+    """Value of sheet states (B, 2) = (open mask, bank): bank + open categories x (15 +
+    net output), so a full sheet is worth its bank exactly.
 
     Inputs: which categories are open, how many (one-hot), the bank both one-hot and as
     a number, and the bank per open category (the re-throws each remaining turn can add).
     """
 
-    def __init__(self, hidden: int = 128) -> None:
+    def __init__(self, config: SheetNetConfig) -> None:
         super().__init__()
-        self.hidden = hidden
-        self.body = nn.Sequential(
-            nn.Linear(N_INPUTS, hidden),
-            nn.Tanh(),
-            nn.Linear(hidden, hidden),
-            nn.Tanh(),
-            nn.Linear(hidden, 1),
-        )
+        layers: list[nn.Module] = []
+        width = N_INPUTS
+        for h in config.hidden:
+            layers += [nn.Linear(width, h), nn.Tanh()]
+            width = h
+        self.body = nn.Sequential(*layers, nn.Linear(width, 1))
 
-    def forward(self, masks: torch.Tensor, banks: torch.Tensor) -> torch.Tensor:
+    def forward(self, sheets: torch.Tensor) -> torch.Tensor:
+        masks, banks = sheets[:, 0], sheets[:, 1]
         n_open = ((masks[:, None] >> torch.arange(N_CATEGORIES)) & 1).sum(1).float()
         out = self.body(sheet_features(masks, banks))[:, 0]
         return banks.float() + n_open * (MEAN_POINTS_PER_CATEGORY + 5.0 * out)
 
 
-def net_values(net: SheetNet) -> SheetValues:
+def net_values(net: nn.Module) -> SheetValues:
     """The network as a numpy valuation of sheet states (no gradients); each distinct
     state is evaluated once (a turn's options share most of their sheets)."""
 
     def values(masks: np.ndarray, banks: np.ndarray) -> np.ndarray:
         keys = np.asarray(masks, dtype=np.int64) * (MAX_BANK + 1) + np.asarray(banks)
         uniq, back = np.unique(keys, return_inverse=True)
+        sheets = np.stack([uniq // (MAX_BANK + 1), uniq % (MAX_BANK + 1)], axis=1)
         with torch.no_grad():
-            v = net(torch.as_tensor(uniq // (MAX_BANK + 1)), torch.as_tensor(uniq % (MAX_BANK + 1)))
+            v = net(torch.from_numpy(sheets))
         return v.double().numpy()[back.reshape(np.shape(keys))]
 
     return values
-
-
-@dataclass
-class TDConfig:
-    """Training settings for the learned six-dice player."""
-
-    iterations: int = 90
-    """Rounds of self-play followed by fitting the TD targets."""
-    games: int = 64
-    """Solitaire games played in lockstep per round."""
-    lam: float = 0.3
-    """TD(lambda) trace parameter of the played turns (0: expected one-step backups,
-    1: Monte Carlo)."""
-    lr: float = 1e-3
-    """Adam learning rate at the start."""
-    lr_end: float = 3e-5
-    """Learning rate at the last round (geometric decay)."""
-    epochs: int = 2
-    """Passes over each round's states."""
-    minibatch: int = 256
-    """States per gradient step."""
-    explore: float = 0.1
-    """Chance that a self-play stop writes a random open category."""
-    hidden: int = 128
-    """Width of the network's two hidden layers."""
-    seed: int = 0
-    """Seeds the dice and the network's initial weights."""
-
-
-def lambda_returns(play: SelfPlay, lam: float) -> np.ndarray:
-    """TD(lambda) targets (T, G) for the turn-start states of a self-play record."""
-    targets = np.empty_like(play.backups)
-    ahead = play.banks[-1].astype(np.float64)
-    for t in range(len(play.points) - 1, -1, -1):
-        ahead = (1 - lam) * play.backups[t] + lam * (play.points[t] + ahead)
-        targets[t] = ahead
-    return targets
 
 
 def expected_backups(
@@ -168,78 +156,147 @@ def successors(masks: np.ndarray) -> np.ndarray:
     return np.unique(masks[rows] & ~(1 << cats))
 
 
-def train(cfg: TDConfig) -> tuple[SheetNet, list[float]]:
-    """Train a network by self-play; the network and each round's mean final total.
+def episodes(
+    masks: np.ndarray,
+    banks: np.ndarray,
+    points: np.ndarray,
+    backups: np.ndarray,
+    swept: tuple[np.ndarray, np.ndarray, np.ndarray],
+    evaluated: int = 0,
+) -> Episodes:
+    """The trainer's episodes of a round: the played games, then the swept sheets.
 
-    Each round the current network plays `games` solitaire games. Its targets are the
-    TD(lambda) returns of the turns played, and the expected one-step backups of every
-    open-set it met or weighed as an option (each written category's sheet) at all the
-    banks that open-set can hold.
+    `masks`, `banks` (T + 1, G): each game's sheet at every turn start, the last the full
+    sheet; `points` (T, G): points written each turn; `backups` (T, G): the expected
+    one-step backup at each turn start; `swept`: flat (masks, banks, backups) of other
+    sheets, each an episode cut short after its one state.
     """
-    torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(cfg.seed)
-    net = SheetNet(cfg.hidden)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-    span = max(cfg.iterations - 1, 1)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda i: (cfg.lr_end / cfg.lr) ** (min(i, span) / span)
+    steps, played = masks.shape
+    sweep = len(swept[0])
+    total = played + sweep
+    states = np.zeros((steps, total, 2), np.int64)
+    states[:, :played, 0], states[:, :played, 1] = masks, banks
+    states[0, played:, 0], states[0, played:, 1] = swept[0], swept[1]
+    rewards = np.zeros((steps, total, 1))
+    rewards[: steps - 1, :played, 0] = points
+    expected = np.zeros((steps, total, 1))
+    expected[: steps - 1, :played, 0] = backups
+    expected[0, played:, 0] = swept[2]
+    return Episodes(
+        states=states,
+        movers=np.zeros((steps, total), np.int8),
+        lengths=np.concatenate([np.full(played, steps), np.ones(sweep, np.int64)]),
+        values=np.concatenate([banks[-1], np.zeros(sweep, np.int64)]),
+        evaluated=evaluated,
+        rewards=rewards,
+        backups=expected,
+        truncated=np.arange(total) >= played,
     )
-    history = []
-    for it in range(cfg.iterations):
-        t0 = time.perf_counter()
-        net.eval()
-        values = net_values(net)
-        play = self_play(values, cfg.games, rng, explore=cfg.explore)
+
+
+class SheetSelfPlay:
+    """Rounds of batched solitaire games of the current network, with the sweep."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model = model
+
+    def play(self, n_games: int, rng: np.random.Generator, epsilon: float = 0.0) -> Episodes:
+        """`n_games` games played for the network (a random category at a stop with
+        probability `epsilon`) and the expected backups of every open-set met or weighed."""
+        evaluated = 0
+        network = net_values(self.model)
+
+        def values(masks: np.ndarray, banks: np.ndarray) -> np.ndarray:
+            nonlocal evaluated
+            evaluated += np.size(masks)
+            return network(masks, banks)
+
+        play = self_play(values, n_games, rng, explore=epsilon)
         met = play.masks[:-1].ravel()
-        sweep = expected_backups(values, np.concatenate([met, successors(met)]))
-        masks = torch.as_tensor(np.concatenate([play.masks[:-1].ravel(), sweep[0]]))
-        banks = torch.as_tensor(np.concatenate([play.banks[:-1].ravel(), sweep[1]]))
-        targets = torch.as_tensor(
-            np.concatenate([lambda_returns(play, cfg.lam).ravel(), sweep[2]]),
-            dtype=torch.float32,
-        )
-        net.train()
-        for _ in range(cfg.epochs):
-            for idx in torch.randperm(len(targets)).split(cfg.minibatch):
-                loss = nn.functional.mse_loss(net(masks[idx], banks[idx]), targets[idx])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-        sched.step()
-        history.append(float(play.totals.mean()))
-        log.info(
-            "round %d: mean total %.2f, %d states, loss %.3f, %.1f s",
-            it,
-            history[-1],
-            len(targets),
-            loss.item(),
-            time.perf_counter() - t0,
-        )
-    net.eval()
-    return net, history
+        swept = expected_backups(values, np.concatenate([met, successors(met)]))
+        return episodes(play.masks, play.banks, play.points, play.backups, swept, evaluated)
 
 
-def save_checkpoint(path: str | Path, net: SheetNet, cfg: TDConfig, history: list[float]) -> None:
-    """One dict: weights, the model's own config, the run config and the training curve."""
-    torch.save(
-        {
-            "model": net.state_dict(),
-            "model_config": {"hidden": net.hidden},
-            "config": asdict(cfg),
-            "history": history,
-            "game": "sixdice",
-        },
-        path,
-    )
+class SixDice:
+    """The six-dice scoring game (standard rules, solitaire) as a game the TD(λ) trainer
+    learns: sheet states valued by a `SheetNet`, evaluated by the mean final total of the
+    network's greedy player against the exact optimum."""
+
+    name = "sixdice"
+    variant = "standard"
+    flip = None
+
+    def __init__(self, net: SheetNetConfig) -> None:
+        self.net = net
+
+    def build_model(self) -> SheetNet:
+        return SheetNet(self.net)
+
+    def selfplay(self, model: torch.nn.Module, device: torch.device) -> SheetSelfPlay:
+        if device.type != "cpu":
+            raise ValueError("the six-dice trainer runs on the CPU only (device = 'cpu')")
+        return SheetSelfPlay(model)
+
+    def inputs(self, episodes: Episodes, valid: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(episodes.states[valid])
+
+    def values(self, output: torch.Tensor) -> torch.Tensor:
+        return output[:, None]
+
+    def final(self, episodes: Episodes) -> np.ndarray:
+        return episodes.values.astype(np.float32)[:, None]
+
+    def equity(self, values: np.ndarray) -> np.ndarray:
+        return values[..., 0]
+
+    def charts(self, episodes: Episodes) -> dict[str, float]:
+        """The mean final total of the round's games."""
+        played = ~episodes.truncated if episodes.truncated is not None else slice(None)
+        totals = episodes.rewards[:, played, 0].sum(0) + episodes.values[played]
+        return {"mean_total": float(totals.mean())}
+
+    def evaluate(
+        self, model: torch.nn.Module, config: EvalConfig, run: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Mean final total of the greedy player over `config.games` solitaire games,
+        with its 95% interval and its fraction of the exact optimum."""
+        rng = np.random.default_rng(config.seed)
+        totals = self_play(net_values(model), config.games, rng).totals
+        mean = float(totals.mean())
+        half = float(1.96 * totals.std(ddof=1) / np.sqrt(len(totals)))
+        optimum = optimal_expected_score()
+        return {
+            "mean_total": mean,
+            "ci95": [mean - half, mean + half],
+            "solitaire_games": len(totals),
+            "of_optimum": mean / optimum,
+        }
+
+    def report(self, record: dict[str, Any], config: EvalConfig) -> Evaluation:
+        low, high = record["ci95"]
+        scalars = {
+            "mean_total": record["mean_total"],
+            "ci95_low": low,
+            "ci95_high": high,
+            "of_optimum": record["of_optimum"],
+        }
+        shown = f"{record['mean_total']:.1f}±{(high - low) / 2:.1f} ({record['of_optimum']:.1%})"
+        return Evaluation(record["mean_total"], scalars, {"mean total": shown})
 
 
 def load_net(path: str | Path) -> SheetNet:
-    """The network saved in a checkpoint, rebuilt from its own config."""
-    ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    if ckpt.get("game") != "sixdice":
-        raise ValueError(f"{path} is not a six-dice checkpoint")
-    net = SheetNet(**ckpt["model_config"])
-    net.load_state_dict(ckpt["model"])
+    """The network of a six-dice training checkpoint (`vrhcaby.checkpoint` format)."""
+    arrays, meta = checkpoint.load(path)
+    if meta.get("game") != SixDice.name:
+        raise checkpoint.CheckpointError(f"{path} is not a six-dice checkpoint")
+    net = SheetNet(SheetNetConfig.from_dict(meta["net"]))
+    net.load_state_dict(
+        {
+            k[len("model/") :]: torch.from_numpy(v)
+            for k, v in arrays.items()
+            if k.startswith("model/")
+        }
+    )
     net.eval()
     return net
 

@@ -1,17 +1,20 @@
 """Benchmark of the six-dice players: the optimum, confirmed by simulation, and each
 agent's mean final total as a fraction of it.
 
-    .venv/bin/python bench/sixdice.py                   # evaluate checkpoints/sixdice-td.pt
-    .venv/bin/python bench/sixdice.py --train 100       # train it first (100 rounds)
+    .venv/bin/python bench/sixdice.py                                # evaluate the shipped net
+    .venv/bin/python bench/sixdice.py --train configs/sixdice.toml   # retrain it first
 
-Prints a markdown table for the README.
+`--train` runs the project's trainer on that config (`vrhcaby train`; TensorBoard logs
+under runs/), copies the run's best network by its evaluation (else its last) to
+`--checkpoint`, then evaluates it. Prints a markdown table for the README.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +31,7 @@ from agents.sixdice import (
     solve,
     table_values,
 )
-from agents.sixdice_td import TDConfig, load_net, net_values, save_checkpoint, train
+from agents.sixdice_td import load_net, net_values
 
 
 def interval(totals: np.ndarray) -> tuple[float, float]:
@@ -39,19 +42,12 @@ def interval(totals: np.ndarray) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", default="checkpoints/sixdice-td.pt")
-    parser.add_argument("--train", type=int, default=0, help="training rounds first (0: none)")
-    parser.add_argument("--lam", type=float, default=TDConfig.lam, help="TD lambda")
-    parser.add_argument("--explore", type=float, default=TDConfig.explore)
-    parser.add_argument("--hidden", type=int, default=TDConfig.hidden, help="network width")
-    parser.add_argument(
-        "--train-games", type=int, default=TDConfig.games, help="self-play games per round"
-    )
+    parser.add_argument("--train", metavar="TOML", help="train first, with this config")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--games", type=int, default=10000, help="batched games per value agent")
     parser.add_argument("--engine-games", type=int, default=300, help="games through the engine")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
     torch.set_num_threads(args.threads)
 
     t0 = time.perf_counter()
@@ -60,20 +56,19 @@ def main() -> int:
     print(f"optimal table: {time.perf_counter() - t0:.1f} s, optimum {optimum:.4f}")
 
     if args.train:
+        import train
+
         t0 = time.perf_counter()
-        cfg = TDConfig(
-            iterations=args.train,
-            games=args.train_games,
-            lam=args.lam,
-            hidden=args.hidden,
-            explore=args.explore,
-        )
-        net, history = train(cfg)
-        save_checkpoint(args.checkpoint, net, cfg, history)
-        print(
-            f"trained {args.train} rounds ({args.train * cfg.games} games) in "
-            f"{time.perf_counter() - t0:.0f} s"
-        )
+        with tempfile.TemporaryDirectory() as tmp:
+            code = train.main(
+                ["--config", args.train, "--no-progress", "--set", f"checkpoint_dir={tmp}"]
+            )
+            if code:
+                return code
+            # the best by evaluation; the last snapshot when the config evaluates never
+            best = next(Path(tmp).glob("*-best.pt"), None) or max(Path(tmp).glob("*-g*.pt"))
+            shutil.copyfile(best, args.checkpoint)
+        print(f"trained in {time.perf_counter() - t0:.0f} s; {best.name} -> {args.checkpoint}")
 
     rng = np.random.default_rng(args.seed)
     rows = []

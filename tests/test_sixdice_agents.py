@@ -1,5 +1,6 @@
 """The six-dice players: the dynamic program against a plain reference over ordered dice,
-simulation against the computed expectations, the learned agent's machinery."""
+simulation against the computed expectations, the learned agent's machinery (its training
+through the project's trainer: tests/test_train_sixdice.py)."""
 
 from __future__ import annotations
 
@@ -178,30 +179,6 @@ def test_unknown_agent_spec() -> None:
 # --- the learned agent ---------------------------------------------------------------
 
 
-def test_lambda_returns_match_a_plain_loop() -> None:
-    rng = np.random.default_rng(0)
-    t, g = 4, 3
-    play = ag.SelfPlay(
-        masks=np.zeros((t + 1, g), dtype=np.int64),
-        banks=rng.integers(0, 5, size=(t + 1, g)),
-        points=rng.integers(0, 30, size=(t, g)),
-        backups=rng.normal(50, 10, size=(t, g)),
-    )
-    for lam in (0.0, 0.5, 1.0):
-        got = td.lambda_returns(play, lam)
-        for j in range(g):
-            for i in range(t):
-                # forward view: weights (1 - lam) lam^k on the k-step expected returns
-                expected = 0.0
-                for k in range(t - i):
-                    rewards = play.points[i : i + k, j].sum()
-                    weight = (1 - lam) * lam**k
-                    expected += weight * (rewards + play.backups[i + k, j])
-                expected += lam ** (t - i) * (play.points[i:, j].sum() + play.banks[t, j])
-                assert got[i, j] == pytest.approx(expected)
-    assert td.lambda_returns(play, 1.0)[0] == pytest.approx(play.totals)
-
-
 def test_expected_backups_match_the_reference_turn() -> None:
     # An arbitrary valuation of the sheets after the turn, not a table of this code's.
     def values(masks: np.ndarray, banks: np.ndarray) -> np.ndarray:
@@ -227,26 +204,6 @@ def test_expected_backups_match_the_reference_turn() -> None:
 def test_successors_are_one_written_category_away() -> None:
     got = td.successors(np.array([0b1011, 0b1011, 1 << 11]))
     assert sorted(got) == [0, 0b0011, 0b1001, 0b1010]
-
-
-def test_td_training_smoke_and_checkpoint_round_trip(tmp_path) -> None:
-    cfg = td.TDConfig(iterations=2, games=4, epochs=1, hidden=16)
-    net, history = td.train(cfg)
-    assert len(history) == 2 and all(np.isfinite(history))
-    path = tmp_path / "dice.pt"
-    td.save_checkpoint(path, net, cfg, history)
-    masks = np.array([sd.ALL_OPEN, 5, 0, 1 << 11])
-    banks = np.array([0, 3, 7, 20])
-    before = td.net_values(net)(masks, banks)
-    after = td.net_values(td.load_net(path))(masks, banks)
-    np.testing.assert_allclose(before, after)
-    assert after[2] == 7.0  # a full sheet is worth its bank exactly
-    agent = ag.load_dice_agent(f"td:{path}")
-    assert agent.name == f"td:{path}"
-    game = ag.play_game([agent], np.random.default_rng(0))
-    assert game.over
-    with pytest.raises(sd.RuleError, match="standard game"):
-        ag.load_dice_agent(f"td:{path}", harsh=True)
 
 
 @pytest.mark.slow

@@ -125,6 +125,61 @@ def test_lambda_one_and_zero_targets() -> None:
             np.testing.assert_allclose(td0[t, g], nxt if same[t, g] else invert(nxt), atol=1e-6)
 
 
+@pytest.mark.parametrize("lam", [0.0, 0.45, 1.0])
+def test_lambda_returns_with_rewards_expected_backups_and_cut_games(lam: float) -> None:
+    """The general form against the forward view: a zero-sum scalar value (the change of
+    view negates it), per-step rewards, expected backups B, games finished or cut short.
+
+    G_t = (1 - λ) Σ_n λ^(n-1) G^(n)_t + λ^(N-1) G^(N)_t, where G^(n)_t is the rewards of
+    n - 1 steps plus the backup of the state reached, each in the view of state t, and the
+    longest, G^(N)_t, ends in the final result (finished) or the last state's backup (cut).
+    """
+    rng = np.random.default_rng(9)
+    lengths = np.array([6, 1, 4, 9, 3])
+    cut = np.array([False, True, True, False, False])
+    steps, games = int(lengths.max()), len(lengths)
+    movers = rng.integers(0, 2, size=(steps, games))
+    same = np.zeros((steps, games), bool)
+    same[:-1] = movers[1:] == movers[:-1]
+    rewards = rng.normal(0, 1, size=(steps, games, 1))
+    backups = rng.normal(0, 2, size=(steps, games, 1))
+    final = rng.normal(0, 3, size=(games, 1))
+    got = lambda_returns(
+        None,
+        same,
+        lengths,
+        final,
+        lam,
+        rewards=rewards,
+        backups=backups,
+        truncated=cut,
+        flip=np.negative,
+    )
+    for g, n in enumerate(lengths):
+
+        def seen(t: int, k: int, x: float, g: int = g) -> float:
+            """`x`, in the view of state k, seen from state t."""
+            return x if movers[k, g] == movers[t, g] else -x
+
+        def n_step(t: int, m: int, g: int = g) -> float:
+            """Rewards of m - 1 steps from t, then the backup of the state reached."""
+            ret = sum(seen(t, k, rewards[k, g, 0]) for k in range(t, t + m - 1))
+            return ret + seen(t, t + m - 1, backups[t + m - 1, g, 0])
+
+        for t in range(n if cut[g] else n - 1):
+            if cut[g]:  # the longest return ends in the last state's backup
+                longest = n - t
+                terms = [((1 - lam) * lam ** (m - 1), n_step(t, m)) for m in range(1, longest)]
+                terms.append((lam ** (longest - 1), n_step(t, longest)))
+            else:  # ... or in the final result
+                longest = n - 1 - t
+                terms = [((1 - lam) * lam ** (m - 1), n_step(t, m)) for m in range(1, longest + 1)]
+                realised = sum(seen(t, k, rewards[k, g, 0]) for k in range(t, n - 1))
+                terms.append((lam**longest, realised + seen(t, n - 1, final[g, 0])))
+            expected = sum(w * r for w, r in terms)
+            assert got[t, g, 0] == pytest.approx(expected, abs=1e-9), (g, t)
+
+
 def test_segment_argmax_matches_a_loop() -> None:
     rng = np.random.default_rng(3)
     counts = rng.integers(1, 6, size=200)

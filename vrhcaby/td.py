@@ -32,13 +32,21 @@ play of the 1 and the 2 (scored as an afterstate whose mover moves again when th
 due), then the double and its play (`engine.acey_deucey.batch_bonus_ad`). After a turn
 that earns another roll the next position is the afterstate itself, not flipped, and its
 λ-return target is the next value without a change of view.
+
+Other games. The trainer learns any game given as a `Game` (self-play episodes, the
+network and its inputs, the value of a finished game, the evaluation): `Backgammon` here,
+the six-dice scoring game in `agents.sixdice_td`. The same `lambda_returns` serves both:
+it also takes per-step rewards (points written each turn of the dice game) and expected
+one-step backups computed during play in place of the sampled next value, and a game can
+be cut short (`truncated`: its last state is then trained on its one-step backup).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -77,10 +85,15 @@ class TDConfig:
     """sgd (Tesauro's plain gradient step) or adam."""
     epsilon: float = 0.0
     """Probability of a uniformly random play instead of the greedy one (exploration)."""
+    epochs: int = 1
+    """Passes over each round's episodes."""
+    shuffle: bool = False
+    """Visit a round's episodes in a random order each pass (drawn from torch's generator,
+    so the self-play dice stay the same), not in the order they were played."""
 
     def __post_init__(self) -> None:
-        if self.batch_games < 1 or self.games_per_update < 1:
-            raise ValueError("batch_games and games_per_update must be at least 1")
+        if self.batch_games < 1 or self.games_per_update < 1 or self.epochs < 1:
+            raise ValueError("batch_games, games_per_update and epochs must be at least 1")
         for name in ("lam", "lam_end", "epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
@@ -97,24 +110,45 @@ def scheduled(start: float, end: float, progress: float) -> float:
 
 @dataclass
 class Episodes:
-    """The afterstates of a round of finished games, padded to the longest game."""
+    """The states of a round of finished games, padded to the longest game.
+
+    In backgammon a state is an afterstate and a step one move; in the six-dice game a
+    state is a score sheet at the start of a turn and a step one turn (`agents.sixdice_td`).
+    """
 
     states: np.ndarray
-    """int8 (T, G, 2, C): afterstate t of game g (mover in row 1); padding after the end.
-    C is 25, or 26 for acey-deucey (column 25 the waiting checkers)."""
+    """(T, G, ...): state t of game g; padding after the end. Backgammon: int8 afterstates
+    (T, G, 2, C), mover in row 1, C = 25, or 26 for acey-deucey (column 25 the waiting
+    checkers)."""
     movers: np.ndarray
-    """int8 (T, G): which side (0 = the opener) made each afterstate. Two afterstates in a
-    row by the same side mean the first earned another roll (acey-deucey)."""
+    """int8 (T, G): which side (0 = the opener) made each state. Two states in a row by
+    the same side mean the first earned another roll (acey-deucey); a solitaire game has
+    one side only."""
     lengths: np.ndarray
-    """int64 (G,): afterstates per game, the last being the finished position."""
+    """int64 (G,): states per game, the last being the finished position."""
     values: np.ndarray
-    """int8 (G,): points the last mover won (1 single, 2 gammon, 3 backgammon)."""
+    """(G,): the result of each game, in the last mover's view: the points it won
+    (backgammon: 1 single, 2 gammon, 3 backgammon), or the points it still holds at the end
+    (six-dice: the unspent bank). The game turns it into the value of the last state."""
     evaluated: int
-    """Afterstates evaluated by the network while playing."""
+    """States evaluated by the network while playing."""
+    rewards: np.ndarray | None = None
+    """float (T, G, K): points earned by the step from state t, in its mover's view, in the
+    units of the network's K outputs (None: no rewards before the end)."""
+    backups: np.ndarray | None = None
+    """float (T, G, K): the expected one-step backup of each state, computed during play
+    (the expectation over the dice of the reward plus the next state's value); None: the
+    learner backs up the sampled next state's value."""
+    truncated: np.ndarray | None = None
+    """bool (G,): games cut short after their last state, which is then no end: it is
+    trained on its one-step backup (needs `backups`). None: every game finished."""
 
     @property
     def plies(self) -> int:
-        return int(self.lengths.sum())
+        """States of the finished games."""
+        if self.truncated is None:
+            return int(self.lengths.sum())
+        return int(self.lengths[~self.truncated].sum())
 
     def select(self, games: np.ndarray) -> Episodes:
         """The episodes of the given game indices only, trimmed to their longest game."""
@@ -125,7 +159,18 @@ class Episodes:
             self.lengths[games],
             self.values[games],
             0,
+            None if self.rewards is None else self.rewards[:t, games],
+            None if self.backups is None else self.backups[:t, games],
+            None if self.truncated is None else self.truncated[games],
         )
+
+    def trained(self) -> np.ndarray:
+        """bool (T, G): the states to learn from: all but each finished game's last, whose
+        value is the known result."""
+        ends = self.lengths - 1
+        if self.truncated is not None:
+            ends = ends + self.truncated
+        return np.arange(self.movers.shape[0])[:, None] < ends[None, :]
 
     def extra_turns(self) -> np.ndarray:
         """bool (T, G): the afterstates after which the same side rolls again."""
@@ -311,28 +356,227 @@ def weights_from_model(model: torch.nn.Module) -> list[tuple[np.ndarray, np.ndar
     ]
 
 
+@dataclass(frozen=True)
+class EvalConfig:
+    """Periodic evaluation of the network being trained."""
+
+    every: int = 0
+    """Evaluate every this many training games (0 = never)."""
+    games: int = 1000
+    """Games per evaluation: backgammon, per opponent (played as mirrored pairs);
+    six-dice, solitaire games of the network's greedy player."""
+    opponents: tuple[str, ...] = ("pubeval", "heuristic")
+    """Backgammon: agent specs to play; the first one decides which checkpoint is the best."""
+    seed: int = 2024
+    """Dice seed of the evaluation games (the same every time, so results compare)."""
+
+
+@dataclass
+class Evaluation:
+    """An evaluation read for the run's logs."""
+
+    score: float
+    """Higher is better; the run keeps the checkpoint with the highest as its best."""
+    scalars: dict[str, float]
+    """TensorBoard scalars (logged as eval/<name>)."""
+    postfix: dict[str, str]
+    """Progress-bar fields."""
+
+
+class SelfPlayer(Protocol):
+    """Plays rounds of self-play games with the current network."""
+
+    def play(self, n_games: int, rng: np.random.Generator, epsilon: float = 0.0) -> Episodes: ...
+
+
+class Game(Protocol):
+    """A game the TD(λ) trainer learns by self-play: `Backgammon`, or the six-dice game
+    (`agents.sixdice_td.SixDice`). It supplies the episodes, the network and its inputs,
+    the value of a finished game, and the evaluation."""
+
+    name: str
+    """Its name in configs (the `game` key) and checkpoints."""
+    variant: str
+    """The rules played."""
+    net: Any
+    """The network's config: compared with ==, with `to_dict`, `from_dict`, `describe`."""
+    flip: Callable[[np.ndarray], np.ndarray] | None
+    """The change of view between the sides, on value arrays (..., K); None: solitaire."""
+
+    def build_model(self) -> torch.nn.Module:
+        """A fresh network (from torch's generator)."""
+        ...
+
+    def selfplay(self, model: torch.nn.Module, device: torch.device) -> SelfPlayer:
+        """The self-play of `model`, whose weights may change between rounds."""
+        ...
+
+    def inputs(self, episodes: Episodes, valid: np.ndarray) -> torch.Tensor:
+        """The network's inputs for the states where `valid` (T, G) is True, in order."""
+        ...
+
+    def values(self, output: torch.Tensor) -> torch.Tensor:
+        """The values (N, K) the network's raw output stands for."""
+        ...
+
+    def final(self, episodes: Episodes) -> np.ndarray:
+        """float32 (G, K): the value of each game's last state, from `episodes.values`."""
+        ...
+
+    def equity(self, values: np.ndarray) -> np.ndarray:
+        """One number per value (..., K) -> (...), for the TD-error statistics."""
+        ...
+
+    def charts(self, episodes: Episodes) -> dict[str, float]:
+        """TensorBoard charts of a round's games."""
+        ...
+
+    def evaluate(
+        self, model: torch.nn.Module, config: EvalConfig, run: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Evaluate `model` (`run` is the run's config, for the record); a JSON record."""
+        ...
+
+    def report(self, record: dict[str, Any], config: EvalConfig) -> Evaluation:
+        """What an `evaluate` record means for the logs and the best checkpoint."""
+        ...
+
+
+class Backgammon:
+    """Backgammon in one of its variants: afterstates valued by a five-output network (the
+    outcome probabilities), greedy 0-ply self-play (`SelfPlay`), evaluated by cubeless
+    money games against fixed opponents. `net` is made `variant_net(net, variant)`."""
+
+    name = "backgammon"
+    flip = staticmethod(invert)
+
+    def __init__(self, net: NetConfig, variant: str) -> None:
+        self.net = variant_net(net, variant)
+        self.variant = variant
+
+    def build_model(self) -> torch.nn.Module:
+        return build_model(self.net)
+
+    def selfplay(self, model: torch.nn.Module, device: torch.device) -> SelfPlay:
+        return SelfPlay(model, self.net, self.variant, device)
+
+    def inputs(self, episodes: Episodes, valid: np.ndarray) -> torch.Tensor:
+        extra = episodes.extra_turns()[valid] if self.net.variant_inputs else None
+        return torch.from_numpy(self.net.encode(episodes.states[valid], extra))
+
+    def values(self, output: torch.Tensor) -> torch.Tensor:
+        return joint(output)
+
+    def final(self, episodes: Episodes) -> np.ndarray:
+        return outcome(episodes.values)
+
+    def equity(self, values: np.ndarray) -> np.ndarray:
+        return equity(values)
+
+    def charts(self, episodes: Episodes) -> dict[str, float]:
+        return {
+            "gammon_rate": float((episodes.values >= 2).mean()),
+            "backgammon_rate": float((episodes.values >= 3).mean()),
+        }
+
+    def evaluate(
+        self, model: torch.nn.Module, config: EvalConfig, run: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Cubeless money games of the 0-ply player against each opponent."""
+        from agents import load_agent
+        from agents.td import TDAgent
+        from vrhcaby.tournament import play_pair
+
+        evaluator = Evaluator(self.net, weights_from_model(model), self.variant, run)
+        # Cubeless evaluation: no cube, and no resignations that would cut games short.
+        me = TDAgent(evaluator, plies=0, name="td-training", cube_aware=False)
+        results = {}
+        for spec in config.opponents:
+            r = play_pair(
+                me,
+                load_agent(spec),
+                games=config.games,
+                seed=config.seed,
+                variant=self.variant,
+                cube=False,
+            )
+            results[spec] = {"ppg": r.ppg, "ci95": list(r.ci95), "games": r.games}
+        return results
+
+    def report(self, record: dict[str, Any], config: EvalConfig) -> Evaluation:
+        """Points per game against each opponent; the first decides the best."""
+        scalars = {}
+        for spec in config.opponents:
+            scalars[f"ppg_{spec}"] = record[spec]["ppg"]
+            scalars[f"ci95_low_{spec}"] = record[spec]["ci95"][0]
+            scalars[f"ci95_high_{spec}"] = record[spec]["ci95"][1]
+        first = config.opponents[0]
+        ppg = record[first]["ppg"]
+        return Evaluation(ppg, scalars, {f"ppg vs {first}": f"{ppg:+.3f}"})
+
+
 def lambda_returns(
-    values: np.ndarray,
-    same_side: np.ndarray,
+    values: np.ndarray | None,
+    same_side: np.ndarray | None,
     lengths: np.ndarray,
     final: np.ndarray,
     lam: float,
+    *,
+    rewards: np.ndarray | None = None,
+    backups: np.ndarray | None = None,
+    truncated: np.ndarray | None = None,
+    flip: Callable[[np.ndarray], np.ndarray] | None = invert,
 ) -> np.ndarray:
-    """λ-return targets (T, G, 5) for padded per-game network outputs `values` (T, G, 5).
+    """λ-return targets (T, G, K) of padded episodes: T states of G games, K outputs.
 
-    `same_side[t, g]` says afterstate t+1 of game g belongs to the same side as t;
-    `final` (G, 5) is the result from the last mover's view and the target of afterstate
-    `lengths - 1`. Targets at and after each game's last afterstate are that result and
-    are not meant for training.
+    Per step t of a game, with F_t the change to this state's view (`flip` where
+    `same_side[t]` is False; None: a solitaire game, the view never changes),
+
+        G_t = r_t + F_t((1 - λ) N_t + λ G_{t+1}),   G_{last} = final,
+
+    where r_t is the reward of the step (`rewards`; none by default) and N_t the value
+    bootstrapped from: the network's `values` of state t+1 (the sampled one-step backup is
+    then r_t + F_t(V_{t+1})). Given `backups` instead, the expected one-step backups B_t
+    of each state (the reward plus the next value, averaged over the dice), N_t is the next
+    value they imply, F_t(B_t - r_t), so that G_t = (1 - λ) B_t + λ (r_t + F_t(G_{t+1})):
+    λ = 0 gives B_t, λ = 1 the realised return. A `truncated` game's last state is no end:
+    its target is its backup B_t. `final` (G, K) is the value of each finished game's last
+    state in its mover's view; targets at and after a game's last state are not meant for
+    training (see `Episodes.trained`).
     """
-    steps = values.shape[0]
+    if (values is None) == (backups is None):
+        raise ValueError("lambda_returns needs either the network values or the backups")
+    if same_side is not None and flip is None:
+        raise ValueError("a change of side needs the change of view, flip")
     last = lengths - 1
-    v = values.copy()
-    v[last, np.arange(lengths.size)] = final
-    g = v.copy()
+    games = np.arange(lengths.size)
+
+    def view(x: np.ndarray, t: int | slice) -> np.ndarray:
+        if same_side is None or flip is None:
+            return x
+        return np.where(same_side[t][..., None], x, flip(x))
+
+    if backups is None:
+        if truncated is not None and truncated.any():
+            raise ValueError("a truncated game needs expected backups for its last state")
+        steps = values.shape[0]
+        v = values.copy()
+        v[last, games] = final
+        boot = v[1:]
+        g = v.copy()
+    else:
+        steps = backups.shape[0]
+        net = backups if rewards is None else backups - rewards
+        boot = view(net, slice(None))[: steps - 1]
+        end = final
+        if truncated is not None:  # a game cut short: its last state's own backup
+            end = np.where(truncated[:, None], backups[last, games], final)
+        g = np.broadcast_to(end, backups.shape).astype(np.result_type(backups, final))
     for t in range(steps - 2, -1, -1):
-        blended = (1 - lam) * v[t + 1] + lam * g[t + 1]
-        target = np.where(same_side[t][:, None], blended, invert(blended))
+        blended = (1 - lam) * boot[t] + lam * g[t + 1]
+        target = view(blended, t)
+        if rewards is not None:
+            target = rewards[t] + target
         g[t] = np.where((t < last)[:, None], target, g[t])
     return g
 
@@ -350,44 +594,67 @@ class UpdateStats:
 
 
 class Learner:
-    """Turns finished episodes into optimizer steps on the λ-return targets."""
+    """Turns finished episodes into optimizer steps on the λ-return targets.
+
+    `game` is the game learnt (its inputs, outputs and results); a `NetConfig` stands for
+    backgammon with that network.
+    """
 
     def __init__(
         self,
         model: torch.nn.Module,
         optimizer: torch.optim.Optimizer,
-        net: NetConfig,
+        game: Game | NetConfig,
         device: torch.device,
     ) -> None:
+        if isinstance(game, NetConfig):
+            game = Backgammon(game, "acey-deucey" if game.variant_inputs else "standard")
         self.model = model
         self.optimizer = optimizer
-        self.net = net
+        self.game = game
         self.device = device
 
     def update(self, episodes: Episodes, lam: float) -> UpdateStats:
-        """One optimizer step on the λ-return loss of all positions of `episodes`."""
+        """One optimizer step on the λ-return loss of all trained states of `episodes`."""
+        game = self.game
         steps = episodes.movers.shape[0]
         valid = np.arange(steps)[:, None] < episodes.lengths[None, :]
-        extra = episodes.extra_turns()[valid] if self.net.variant_inputs else None
-        x = torch.from_numpy(self.net.encode(episodes.states[valid], extra)).to(self.device)
-        p = joint(self.model(x))
-        padded = np.zeros((*valid.shape, 5), np.float32)
+        x = game.inputs(episodes, valid).to(self.device)
+        p = game.values(self.model(x))
+        padded = np.zeros((*valid.shape, p.shape[-1]), np.float32)
         padded[valid] = p.detach().cpu().numpy()  # GPU sync point
-        same = np.zeros_like(valid)
-        same[:-1] = episodes.movers[1:] == episodes.movers[:-1]
-        final = outcome(episodes.values)
-        targets = lambda_returns(padded, same, episodes.lengths, final, lam)
-        train = np.arange(steps)[:, None] < episodes.lengths[None, :] - 1
+        same = None
+        if game.flip is not None:
+            same = np.zeros_like(valid)
+            same[:-1] = episodes.movers[1:] == episodes.movers[:-1]
+        final = game.final(episodes)
+        values = padded if episodes.backups is None else None
+
+        def returns(lam: float) -> np.ndarray:
+            return lambda_returns(
+                values,
+                same,
+                episodes.lengths,
+                final,
+                lam,
+                rewards=episodes.rewards,
+                backups=episodes.backups,
+                truncated=episodes.truncated,
+                flip=game.flip,
+            )
+
+        targets = returns(lam)
+        train = episodes.trained()
         n = int(train.sum())
         chosen = torch.from_numpy(np.flatnonzero(train[valid])).to(self.device)
-        target = torch.from_numpy(targets[train]).to(self.device)
+        target = torch.as_tensor(targets[train], dtype=p.dtype).to(self.device)
         diff = target - p[chosen]
         loss = 0.5 * (diff * diff).sum() / max(n, 1)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
-        one_step = lambda_returns(padded, same, episodes.lengths, final, 0.0)
-        delta = (equity(one_step) - equity(padded))[train]
+        one_step = returns(0.0)
+        delta = (game.equity(one_step) - game.equity(padded))[train]
         return UpdateStats(
             float(loss.detach()), float(delta.mean()), float(np.abs(delta).mean()), n
         )
@@ -412,18 +679,22 @@ class RoundStats:
     games: int
     plies: int
     evaluated: int
-    gammon_rate: float
-    """Fraction of games won with a gammon or backgammon."""
-    backgammon_rate: float
+    gammon_rate: float | None
+    """Fraction of games won with a gammon or backgammon (None: a game without gammons)."""
+    backgammon_rate: float | None
     lr: float
     lam: float
     update: UpdateStats
+    charts: dict[str, float] = field(default_factory=dict)
+    """The game's other charts of the round's games (six-dice: mean_total)."""
 
 
 class Trainer:
     """The network, its optimizer, the dice generator and the games count of one run.
 
-    `net` is `variant_net(net, variant)`: an acey-deucey run gets the variant inputs.
+    `Trainer(net, td, variant, ...)` learns backgammon, `net` made `variant_net(net,
+    variant)` (an acey-deucey run gets the variant inputs); `Trainer.for_game` learns any
+    `Game`. `net` and `variant` are the game's.
     """
 
     def __init__(
@@ -435,19 +706,42 @@ class Trainer:
         seed: int,
         device: torch.device,
     ) -> None:
-        net = variant_net(net, variant)
-        self.net = net
+        self._setup(Backgammon(net, variant), td, total_games, seed, device)
+
+    @classmethod
+    def for_game(
+        cls, game: Game, td: TDConfig, total_games: int, seed: int, device: torch.device
+    ) -> Trainer:
+        """A trainer of `game`."""
+        trainer = cls.__new__(cls)
+        trainer._setup(game, td, total_games, seed, device)
+        return trainer
+
+    def _setup(
+        self, game: Game, td: TDConfig, total_games: int, seed: int, device: torch.device
+    ) -> None:
+        self.game = game
+        self.net = game.net
+        self.variant = game.variant
         self.td = td
-        self.variant = variant
         self.total_games = total_games
         self.device = device
         torch.manual_seed(seed)
-        self.model = build_model(net).to(device)
+        self.model = game.build_model().to(device)
         self.optimizer = make_optimizer(self.model, td)
         self.rng = np.random.default_rng(seed)
         self.games = 0
-        self.selfplay = SelfPlay(self.model, net, variant, device)
-        self.learner = Learner(self.model, self.optimizer, net, device)
+        self.selfplay = game.selfplay(self.model, device)
+        self.learner = Learner(self.model, self.optimizer, game, device)
+
+    def _chunks(self, episodes: int) -> list[np.ndarray]:
+        """The episode indices of each update of a round, every pass."""
+        parts = max(1, -(-episodes // self.td.games_per_update))
+        chunks = []
+        for _ in range(self.td.epochs):
+            order = torch.randperm(episodes).numpy() if self.td.shuffle else np.arange(episodes)
+            chunks += np.array_split(order, parts)
+        return chunks
 
     def round(self) -> RoundStats:
         """Play one round of self-play games and learn from them."""
@@ -458,7 +752,7 @@ class Trainer:
         n = min(self.td.batch_games, self.total_games - self.games)
         episodes = self.selfplay.play(n, self.rng, self.td.epsilon)
         stats = []
-        for chunk in np.array_split(np.arange(n), max(1, -(-n // self.td.games_per_update))):
+        for chunk in self._chunks(episodes.lengths.size):
             stats.append(self.learner.update(episodes.select(chunk), lam))
         positions = sum(s.positions for s in stats)
         weight = [s.positions / max(positions, 1) for s in stats]
@@ -469,16 +763,22 @@ class Trainer:
             positions,
         )
         self.games += n
+        charts = self.game.charts(episodes)
         return RoundStats(
             games=n,
             plies=episodes.plies,
             evaluated=episodes.evaluated,
-            gammon_rate=float((episodes.values >= 2).mean()),
-            backgammon_rate=float((episodes.values >= 3).mean()),
+            gammon_rate=charts.pop("gammon_rate", None),
+            backgammon_rate=charts.pop("backgammon_rate", None),
             lr=lr,
             lam=lam,
             update=update,
+            charts=charts,
         )
+
+    def evaluate(self, config: EvalConfig, run: dict[str, Any]) -> dict[str, Any]:
+        """The game's evaluation of the current network (a JSON record)."""
+        return self.game.evaluate(self.model, config, run)
 
     # --- state for checkpoints ---------------------------------------------------------
 
@@ -490,7 +790,7 @@ class Trainer:
         }
 
     def evaluator(self, config: dict[str, Any] | None = None) -> Evaluator:
-        """The current network as a numpy `Evaluator` (for evaluation matches)."""
+        """The current backgammon network as a numpy `Evaluator`."""
         return Evaluator(self.net, weights_from_model(self.model), self.variant, config or {})
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -508,6 +808,7 @@ class Trainer:
                     optim_meta["state"][str(idx)][key] = float(value)
         arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
         meta = {
+            "game": self.game.name,
             "net": self.net.to_dict(),
             "variant": self.variant,
             "games": self.games,
@@ -518,12 +819,17 @@ class Trainer:
 
     def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Restore what `state` saved (weights, optimizer, RNGs, games played)."""
+        saved_game = meta.get("game", "backgammon")
+        if saved_game != self.game.name:
+            raise ValueError(
+                f"checkpoint learnt {saved_game!r} but the config asks for {self.game.name!r}"
+            )
         saved_variant = meta.get("variant", self.variant)
         if saved_variant != self.variant:
             raise ValueError(
                 f"checkpoint learnt {saved_variant!r} but the config asks for {self.variant!r}"
             )
-        saved = NetConfig.from_dict(meta["net"])
+        saved = type(self.net).from_dict(meta["net"])
         if saved != self.net:
             raise ValueError(
                 f"checkpoint holds a {saved.describe()} network but the config asks for "

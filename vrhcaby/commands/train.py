@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a network by TD(lambda) self-play",
-        description="Train a value network by batched TD(lambda) self-play (see train.py).",
+        description="Train a value network by batched TD(lambda) self-play (see train.py): "
+        'backgammon, or the six-dice scoring game with game = "sixdice" in the config.',
     )
     add_arguments(parser)
     parser.set_defaults(func=run)
