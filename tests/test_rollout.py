@@ -24,6 +24,7 @@ from vrhcaby.rollout import (
     CubeSetting,
     Settings,
     cube_analysis,
+    cube_rollout,
     rollout_afterstates,
     rollout_plays,
     rollout_position,
@@ -480,3 +481,146 @@ def test_a_play_that_wins_rolls_out_first_to_its_points():
     assert plays[0].play.position.borne_off()[0] == 15
     assert (won.equity, won.equity_se, lost.equity, lost.equity_se) == (1.0, 0.0, -1.0, 0.0)
     assert (plays[1].diff.equity, plays[1].diff.equity_se) == (-2.0, 0.0)
+
+
+# --- the network kernel of the luck step ------------------------------------------------
+
+
+@pytest.mark.parametrize(("activation", "width"), [("sigmoid", 37), ("tanh", 37), ("relu", 37),
+                                                  ("sigmoid", 3)])  # fmt: skip
+def test_the_incremental_network_kernel_is_the_dense_product(activation, width):
+    # Every afterstate of 21 rolls from boards of random games, as the luck step asks for
+    # them, against the plain float64 product of the Tesauro inputs; large weights push
+    # hidden and output units deep into saturation. A layer narrower than the five
+    # outputs once overran the kernel's scratch space.
+    from vrhcaby.encode import get_encoding
+
+    config = NetConfig("tesauro", (width,), activation)
+    rng = np.random.default_rng(11)
+    weights = [
+        (rng.normal(0, 2.0, (o, i)).astype(np.float32), rng.normal(0, 2.0, o).astype(np.float32))
+        for i, o in zip(config.sizes[:-1], config.sizes[1:], strict=True)
+    ]
+    ev = Evaluator(config, weights)
+    roots = []
+    b = np.repeat(engine.Position.start().board[None], 8, axis=0)
+    for _ in range(40):
+        after, parent = engine.batch_afterstates(b, engine.roll_dice(rng, len(b)))
+        pick = np.searchsorted(parent, np.arange(len(b)))[np.bincount(parent, minlength=len(b)) > 0]
+        roots.append(b)
+        b = after[pick]
+        b = b[engine.game_value(b) == 0][:, ::-1].copy()
+    roots = np.concatenate(roots)
+    reps = np.repeat(roots, 21, axis=0)
+    rolls = np.array(ROLLS * len(roots))
+    after, parent = engine.batch_afterstates(reps, rolls)
+    x = get_encoding("tesauro")[0](after).astype(np.float64)
+    act = {"sigmoid": lambda z: 1 / (1 + np.exp(-z)), "tanh": np.tanh,
+           "relu": lambda z: np.maximum(z, 0)}[activation]  # fmt: skip
+    (w1, b1), (w2, b2) = weights
+    c = 1 / (1 + np.exp(-(act(x @ w1.T.astype(np.float64) + b1) @ w2.T + b2)))
+    win, lg = c[:, 0], (1 - c[:, 0]) * c[:, 3]
+    dense = np.stack([win, win * c[:, 1], win * c[:, 1] * c[:, 2], lg, lg * c[:, 4]], axis=1)
+    assert len(after) > 10_000 and (np.abs(x @ w1.T) > 20).mean() > 0.05
+    np.testing.assert_allclose(ev.probabilities_from(roots, after, parent // 21), dense, atol=2e-5)
+    np.testing.assert_allclose(ev.probabilities(after), dense, atol=2e-5)
+
+
+# --- the cube in the trials ---------------------------------------------------------------
+
+
+def test_a_sure_win_is_double_pass_by_the_rules():
+    # The side on roll bears off its last two checkers with any roll; the other side has
+    # one off: a single game. Playing on wins 1, a double taken 2, a pass 1.
+    b = board({1: 2}, {6: 14})
+    setting = CubeSetting()
+    r = rollout_position(b, TDAgent(RaceEvaluator()), settings=Settings(trials=72, seed=2),
+                         cube=setting)  # fmt: skip
+    np.testing.assert_array_equal(r.cubeful, np.tile([1.0, 2.0], (72, 1)))
+    c = cube_rollout(r, setting)
+    assert (c.nd, c.dt, c.dp, c.nd_se, c.dt_se) == (1.0, 2.0, 1.0, 0.0, 0.0)
+    assert c.action == "double, pass" and c.optimal == 1.0
+
+
+def test_a_hopeless_position_is_no_double_and_a_double_loses_twice_the_stake():
+    # The side on roll cannot get its 14 checkers off in one turn; the other side's last
+    # checker comes off with any roll. Whatever either side does with the cube, the side
+    # on roll loses 1 (a double is passed or the game is played out) or, doubling, 2.
+    b = board({6: 14}, {1: 1})
+    setting = CubeSetting()
+    r = rollout_position(b, TDAgent(RaceEvaluator()), settings=Settings(trials=72, seed=2),
+                         cube=setting)  # fmt: skip
+    np.testing.assert_array_equal(r.cubeful, np.tile([-1.0, -2.0], (72, 1)))
+    c = cube_rollout(r, setting)
+    assert c.action == "no double" and abs(c.nd + 1) < 1e-9 and abs(c.dt + 2) < 1e-9
+    assert c.versus_optimal["double, take"][0] == pytest.approx(-1.0)
+
+
+def test_the_centred_cube_before_the_opening_rolls_out_to_zero():
+    from agents.pubeval import PubevalAgent
+
+    start = engine.Position.start().board
+    r = rollout_position(
+        start, PubevalAgent(), evaluator=RaceEvaluator(), opening=True, cube=CubeSetting(),
+        settings=Settings(trials=360, truncate=8, seed=7),
+    )  # fmt: skip
+    assert r.cubeful.shape == (360, 1)  # nobody may double before the opening roll
+    mean, se = r.cubeful_estimate()
+    assert 0 < se < 0.3 and abs(mean) <= Z * se
+    assert np.abs(r.cubeful).max() > 1  # the cube was turned in some trials
+
+
+def test_a_cube_that_cannot_turn_leaves_the_cubeless_results():
+    # Money with the cube at 64 (no higher): each trial's cubeful result is its cubeless
+    # equity, luck included. Crawford game: the match equity of each trial's outcome.
+    from vrhcaby.met import KAZAROSS_XG2, mwc_to_emg
+
+    b = board({1: 3, 2: 2, 4: 2}, {1: 2, 3: 3, 5: 2, 20: 1})
+    agent = TDAgent(RaceEvaluator())
+    settings = Settings(trials=72, seed=3)
+    money = rollout_position(b, agent, settings=settings, cube=CubeSetting(64, "centre"))
+    assert money.cubeful.shape == (72, 1)
+    eq = money.raw @ [2, 1, 1, -1, -1] - 1
+    assert len(set(eq.tolist())) > 1
+    np.testing.assert_allclose(money.cubeful[:, 0], eq, atol=1e-12)
+    np.testing.assert_allclose(money.cubeful_luck[:, 0], money.luck @ [2, 1, 1, -1, -1],
+                               atol=1e-12)  # fmt: skip
+    crawford = CubeSetting(1, "centre", 5, (3, 1), crawford=True)
+    match = rollout_position(b, agent, settings=settings, cube=crawford)
+    np.testing.assert_array_equal(match.raw, money.raw)
+    points = 1 + match.raw[:, 1] + match.raw[:, 2] + match.raw[:, 3] + match.raw[:, 4]
+    won = match.raw[:, 0] == 1
+    expected = [
+        mwc_to_emg(KAZAROSS_XG2.outcome(3, 1, int(p), bool(w), crawford=True), 3, 1, 1,
+                   crawford=True)
+        for p, w in zip(points, won, strict=True)
+    ]  # fmt: skip
+    np.testing.assert_allclose(match.cubeful[:, 0], expected, atol=1e-12)
+    assert not match.cubeful_luck.any()  # no cubeful luck in match play
+
+
+def test_plays_roll_out_with_the_cube_alive():
+    # 2-1 bears both checkers off and wins 1; after the other play the opponent's last
+    # checker comes off with any roll, and the mover loses 1 whatever the cube does.
+    b = board({1: 1, 2: 1}, {1: 1})
+    plays = rollout_plays(b, (2, 1), TDAgent(RaceEvaluator()), settings=Settings(trials=36),
+                          cube=CubeSetting())  # fmt: skip
+    assert [x.result.cubeful_estimate() for x in plays] == [(1.0, 0.0), (-1.0, 0.0)]
+
+
+def test_the_command_rolls_out_the_cube_in_the_trials(tiny_net, monkeypatch, capsys):
+    common = ["--agent", f"td:{tiny_net}", "--trials", "36", "--truncate", "4", "--json"]
+    assert run_command(["4HPwATDgc/ABMA", *common, "--cubeful-trials"], monkeypatch) == 0
+    out = json.loads(capsys.readouterr().out)
+    rolled, janowski = out["cube_rollout"], out["cube"]
+    assert set(janowski) >= {"action", "no_double", "double_take", "cubeful"}  # as before
+    assert rolled["double_pass"] == 1.0 and rolled["no_double_se"] > 0
+    best = max(rolled["no_double"], min(rolled["double_take"], rolled["double_pass"]))
+    assert rolled["cubeful"] == pytest.approx(best)
+    assert rolled["versus_optimal"][rolled["action"]]["difference"] == 0.0
+    argv = ["4HPwATDgc/ABMA", "31", "--candidates", "2", *common, "--cubeful-trials"]
+    assert run_command(argv, monkeypatch) == 0
+    plays = json.loads(capsys.readouterr().out)["plays"]
+    assert all(p["cubeful_rollout_se"] > 0 for p in plays)
+    assert run_command([*argv, "--no-cubeful"], monkeypatch) == 2
+    assert "contradict" in capsys.readouterr().err

@@ -370,3 +370,51 @@ def run_pair_ray(
             ray.cancel(ref, force=True)
         return True
     return False
+
+
+# --- rollouts ------------------------------------------------------------------------------
+
+
+def _rollout_chunk(job: Any, trials: range) -> tuple:
+    return trials, job.run(trials)
+
+
+def run_rollout_ray(
+    job: Any,
+    chunks: list[range],
+    *,
+    workers: int = 0,
+    on_result: Callable[[range, tuple], None] | None = None,
+) -> bool:
+    """Roll out each chunk of trials of a rollout job (`vrhcaby.rollout`'s, with its
+    `run(trials)`) as a Ray task, at most `workers` at a time (0 = the cluster's CPUs),
+    passing each chunk and its result to `on_result` as it finishes; True if Ctrl-C cut
+    it short. A trial's dice depend only on (seed, trial, ply), so the results are the
+    local ones whatever the number of workers."""
+    ray = connect()
+    window = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    run = ray.remote(num_cpus=1)(_rollout_chunk)
+    shared = ray.put(job)
+    todo = iter(chunks)
+    pending: list[Any] = []
+
+    def submit() -> None:
+        chunk = next(todo, None)
+        if chunk is not None:
+            pending.append(run.remote(shared, chunk))
+
+    try:
+        for _ in range(window):
+            submit()
+        while pending:
+            ready, _ = ray.wait(pending, num_returns=1)
+            pending.remove(ready[0])
+            submit()
+            trials, part = ray.get(ready[0])
+            if on_result:
+                on_result(trials, part)
+    except KeyboardInterrupt:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        return True
+    return False

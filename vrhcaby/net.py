@@ -273,29 +273,116 @@ def _layer1_delta(after, parent, roots, base, table, off_table):  # pragma: no c
     return out
 
 
+#: Rows per block of the output kernel: their hidden units are activated together, in
+#: SIMD lanes, while they are still in the cache.
+_BLOCK = 32
+
+
 @_jit
-def _last_layer(layer, activation, weight, bias):  # pragma: no cover - numba
-    """Hidden activation (0 sigmoid, 1 tanh, 2 relu), the output layer and its sigmoid."""
-    n, width = layer.shape
-    outputs = weight.shape[0]
+def _output(
+    layer, after, parent, roots, table, off_table, activation, weight, bias
+):  # pragma: no cover - numba
+    """The hidden activation (0 sigmoid, 1 tanh, 2 relu), the output layer and its sigmoid.
+
+    The hidden pre-activations are the rows of `layer` when `after` has no rows; otherwise
+    those of afterstates `after` played from `roots[parent]`: the roots' rows of `layer`
+    plus the changed cells' table differences, as `_layer1_delta` has them, never stored.
+    Sigmoids use Cephes' polynomial expf (within an ulp or two of libm's), which numba
+    vectorizes where it cannot vectorize a call to libm.
+    """
+    delta = after.shape[0] > 0
+    n = after.shape[0] if delta else layer.shape[0]
+    width, outputs, cells = layer.shape[1], weight.shape[0], after.shape[2]
     out = np.empty((n, outputs), np.float32)
+    h = np.empty((_BLOCK, width), np.float32)
+    z = np.empty((_BLOCK, outputs), np.float32)
+    bits = np.empty(_BLOCK * max(width, outputs), np.int32)  # scratch for `sigmoid`
+    changed = np.empty(cells, np.int64)
     one = np.float32(1.0)
-    h = np.empty(width, np.float32)
-    for r in range(n):
-        for k in range(width):
-            x = layer[r, k]
-            if activation == 0:
-                h[k] = one / (one + np.exp(-x))
-            elif activation == 1:
-                h[k] = np.tanh(x)
-            else:
-                h[k] = max(x, np.float32(0.0))
-        for j in range(outputs):
-            z = bias[j]
+
+    def sigmoid(x):  # in place, on a flat array
+        scale = bits[: x.size].view(np.float32)
+        for k in range(x.size):
+            t = min(max(-x[k], np.float32(-87.0)), np.float32(88.0))
+            m = np.floor(t * np.float32(1.44269504) + np.float32(0.5))
+            y = t - m * np.float32(0.693359375) + m * np.float32(2.12194440e-4)
+            x[k] = (
+                (((((np.float32(1.9875691500e-4) * y + np.float32(1.3981999507e-3)) * y
+                    + np.float32(8.3334519073e-3)) * y + np.float32(4.1665795894e-2)) * y
+                  + np.float32(1.6666665459e-1)) * y + np.float32(5.0000001201e-1)) * (y * y)
+                + y + one
+            )  # fmt: skip
+            bits[k] = (np.int32(m) + np.int32(127)) << np.int32(23)  # 2**m
+        for k in range(x.size):
+            x[k] = one / (one + x[k] * scale[k])
+
+    for lo in range(0, n, _BLOCK):
+        rows = min(n, lo + _BLOCK) - lo
+        for q in range(rows):
+            row = h[q]
+            if not delta:
+                for k in range(width):
+                    row[k] = layer[lo + q, k]
+                continue
+            r = lo + q
+            p = parent[r]
             for k in range(width):
-                z += weight[j, k] * h[k]
-            out[r, j] = one / (one + np.exp(-z))
+                row[k] = layer[p, k]
+            for s in range(2):
+                count = 0
+                total_after = 0
+                total_root = 0
+                for i in range(cells):
+                    a = np.int64(after[r, s, i])
+                    b = np.int64(roots[p, s, i])
+                    changed[count] = i
+                    count += a != b
+                    total_after += a
+                    total_root += b
+                for c in range(count):
+                    i = changed[c]
+                    a = np.int64(after[r, s, i])
+                    b = np.int64(roots[p, s, i])
+                    for k in range(width):
+                        row[k] += table[s, i, a, k] - table[s, i, b, k]
+                if total_after != total_root:
+                    for k in range(width):
+                        row[k] += (
+                            off_table[s, 15 - total_after, k] - off_table[s, 15 - total_root, k]
+                        )
+        hidden = h[:rows].reshape(-1)
+        if activation == 0:
+            sigmoid(hidden)
+        elif activation == 1:
+            for k in range(hidden.size):
+                hidden[k] = np.tanh(hidden[k])
+        else:
+            for k in range(hidden.size):
+                hidden[k] = max(hidden[k], np.float32(0.0))
+        for q in range(rows):
+            for j in range(outputs):
+                total = bias[j]
+                for k in range(width):
+                    total += weight[j, k] * h[q, k]
+                z[q, j] = total
+        sigmoid(z[:rows].reshape(-1))
+        out[lo : lo + rows] = z[:rows]
     return out
+
+
+_NO_AFTERSTATES = np.zeros((0, 2, 25), np.int8)
+_NO_PARENT = np.zeros(0, np.int64)
+
+
+def _last_layer(
+    layer: np.ndarray, activation: int, weight: np.ndarray, bias: np.ndarray
+) -> np.ndarray:
+    """The outputs of the last hidden layer's pre-activations `layer` (N, width)."""
+    empty = np.zeros((2, 1, 16, 1), np.float32)
+    return _output(
+        np.ascontiguousarray(layer, np.float32), _NO_AFTERSTATES, _NO_PARENT, _NO_AFTERSTATES,
+        empty, empty[0], activation, weight, bias,
+    )  # fmt: skip
 
 
 def _layer1_numpy(
@@ -439,6 +526,13 @@ class Evaluator:
             return self.probabilities(after, extra_turn)
         base = _layer1_full(roots, self._table, self._off, self._bias)
         parent = np.ascontiguousarray(parent, dtype=np.int64)
+        if len(self.weights) == 2 and not self._extra.shape[0] and extra_turn is None:
+            # One hidden layer and nothing but the table: the fused kernel.
+            w, b = self.weights[1]
+            activation = ACTIVATIONS.index(self.net.activation)
+            conditional = _output(base, after, parent, roots, self._table, self._off,
+                                  activation, w, b)  # fmt: skip
+            return joint(conditional)
         layer = _layer1_delta(after, parent, roots, base, self._table, self._off)
         return self._head(self._extras(after, layer, extra_turn))
 

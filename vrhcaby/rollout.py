@@ -31,9 +31,20 @@ after the first roll where there is no contact left; either way the trial's resu
 the evaluator's estimate of the position it reached (plus the luck adjustment, if on).
 
 Dice depend only on `(seed, trial, ply)`, so the same trial number plays the same dice
-whatever the position, the chunking or the number of processes: the candidate plays of
-`rollout_plays` are rolled out with the same dice streams, and their differences are
-sharper than their values.
+whatever the position, the chunking, the number of processes or Ray workers (`backend`
+"ray": chunks of trials as Ray tasks, `vrhcaby.distributed.run_rollout_ray`): the
+candidate plays of `rollout_plays` are rolled out with the same dice streams, and their
+differences are sharper than their values.
+
+The cube in the trials (`cube=CubeSetting(...)`, as GNU Backgammon's cubeful rollouts):
+before each roll the side on roll doubles, and its opponent takes or passes, by the
+evaluator's 0-ply Janowski decision (`vrhcaby.cube`, money with no Jacoby rule, or match
+play through the MET, Crawford and dead cubes respected); a trial's cubeful result is
+the game's points times the cube (a pass: the cube before the double), in match play
+its EMG. A position rolls out "no double" and "double, take" side by side in the same
+trials (`cube_rollout` reads the decision); the checker play is the agent's own. Luck
+adjusts money results by each roll's cubeless luck times the cube at that turn (still a
+zero-mean term); in match play the cubeful results are not luck-adjusted.
 
 Example (for researchers: rollout targets for a set of positions)::
 
@@ -50,6 +61,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -61,12 +73,13 @@ from numba import njit
 import engine
 from engine.formats import GameState, MatchState
 from vrhcaby import cube
-from vrhcaby.met import mwc_to_emg
+from vrhcaby.met import KAZAROSS_XG2, mwc_to_emg
 from vrhcaby.net import equity, invert, outcome
 
 __all__ = [
     "ROLLS",
     "CubeAnalysis",
+    "CubeRollout",
     "CubeSetting",
     "Estimate",
     "Evaluator",
@@ -74,7 +87,9 @@ __all__ = [
     "RolloutResult",
     "Settings",
     "add_cubeful",
+    "cpu_count",
     "cube_analysis",
+    "cube_rollout",
     "default_evaluator",
     "estimate",
     "play_cubeful_equity",
@@ -233,10 +248,28 @@ class RolloutResult:
     luck_adjusted: bool
     #: Whether Ctrl-C cut the rollout short (the trials are the complete chunks).
     interrupted: bool = False
+    #: With the cube played in the trials: each trial's cubeful result for each cube line
+    #: (T, L), from the root side's view per unit of the root's cube (money equity, or
+    #: EMG in match play), and its summed cubeful luck (T, L); None without.
+    cubeful: np.ndarray | None = None
+    cubeful_luck: np.ndarray | None = None
 
     @property
     def trials(self) -> int:
         return len(self.raw)
+
+    def cubeful_estimate(self, line: int = 0, minus: int | None = None) -> tuple[float, float]:
+        """Mean and standard error of a cube line's luck-adjusted cubeful results, or of its
+        difference from line `minus`, paired by trial (stratified as `estimate`)."""
+        if self.cubeful is None or self.cubeful_luck is None:
+            raise ValueError("this rollout did not play the cube in its trials")
+        v = self.cubeful[:, line] - self.cubeful_luck[:, line]
+        if minus is not None:
+            v = v - (self.cubeful[:, minus] - self.cubeful_luck[:, minus])
+        x = np.zeros((len(v), 5))
+        x[:, 0] = v
+        e = estimate(x, self.stratum if self.n_strata else None, self.n_strata)
+        return float(e.mean[0]), float(math.sqrt(max(float(e.cov[0, 0]), 0.0)))
 
     @property
     def values(self) -> np.ndarray:
@@ -486,6 +519,81 @@ def _reuses_luck(agent, evaluator: Evaluator | None) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class _CubeLines:
+    """Cube states played side by side in the same trials (a cubeful rollout's lines).
+
+    Each trial plays its checkers once; each line keeps its own cube, and at every turn
+    from `first_ply` on, the side on roll doubles where the evaluator's probabilities
+    say so by Janowski's 0-ply cube decision (`vrhcaby.cube`, as `cube_analysis`), its
+    opponent taking or passing the same way. A pass settles the line at the cube before
+    the double; the trial plays on for the other lines and the cubeless result.
+    """
+
+    #: The score and the root's cube, from the root side's view.
+    setting: CubeSetting
+    #: Each line's cube value and owner at the start (0 centre, 1 the root side, 2 the other).
+    values: tuple[int, ...]
+    owners: tuple[int, ...]
+    first_ply: int
+
+    def mover_setting(self, value: int, owner: int, mover_is_root: bool) -> CubeSetting:
+        """The cube and score from the view of the side on roll (no Jacoby, no beavers)."""
+        s = self.setting
+        mine = 1 if mover_is_root else 2
+        name = "centre" if owner == 0 else "me" if owner == mine else "opponent"
+        away = s.away if mover_is_root else s.away[::-1]
+        return CubeSetting(value, name, s.match_to, away, s.crawford)  # type: ignore[arg-type]
+
+    def settle(self, points: int, root_wins: bool) -> float:
+        """A finished game's result for the root side, per unit of its starting cube."""
+        s = self.setting
+        if not s.match_to:
+            return (points if root_wins else -points) / s.cube_value
+        mwc = KAZAROSS_XG2.outcome(s.away[0], s.away[1], points, root_wins, crawford=s.crawford)
+        return self.emg(mwc)
+
+    def emg(self, root_mwc: float) -> float:
+        s = self.setting
+        return float(mwc_to_emg(root_mwc, s.away[0], s.away[1], s.cube_value, crawford=s.crawford))
+
+    def stopped(self, p: np.ndarray, board: np.ndarray, value: int, owner: int,
+                mover_is_root: bool) -> float:  # fmt: skip
+        """A truncated trial's line: the side on roll's Janowski cubeful value of `p`."""
+        d = _decision(p, board, self.mover_setting(value, owner, mover_is_root))
+        if self.setting.match_to:
+            assert d.optimal_mwc is not None
+            return self.emg(d.optimal_mwc if mover_is_root else 1.0 - d.optimal_mwc)
+        eq = d.optimal * value / self.setting.cube_value
+        return eq if mover_is_root else -eq
+
+
+def _cube_turn(
+    lines: _CubeLines, evaluator: Evaluator, board: np.ndarray, root: np.ndarray,
+    value: np.ndarray, owner: np.ndarray, settled: np.ndarray, cubeful: np.ndarray,
+) -> None:  # fmt: skip
+    """The cube actions before the roll of pre-roll boards (side on roll in row 1), for
+    every line not settled: doubles, takes (the cube doubles and changes hands) and passes
+    (the line is settled), in place."""
+    may = ~settled & ((owner == 0) | (owner == np.where(root, 1, 2)[:, None]))
+    rows = np.flatnonzero(may.any(axis=1))
+    if not len(rows):
+        return
+    p = _pre_roll(evaluator, board[rows])
+    for k, r in enumerate(rows):
+        for line in np.flatnonzero(may[r]):
+            v, o, mover = int(value[r, line]), int(owner[r, line]), bool(root[r])
+            d = _decision(p[k], board[r], lines.mover_setting(v, o, mover))
+            if not d.double:
+                continue
+            if d.take:
+                value[r, line] = 2 * v
+                owner[r, line] = 2 if mover else 1
+            else:
+                settled[r, line] = True
+                cubeful[r, line] = lines.settle(v, mover)
+
+
 def _play_out(
     agent,
     evaluator: Evaluator | None,
@@ -495,10 +603,12 @@ def _play_out(
     dice: _Dice,
     rows: np.ndarray,
     opening: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lines: _CubeLines | None = None,
+) -> tuple[np.ndarray, ...]:
     """Play pre-roll boards `starts` (side on roll in row 1; `root` says whether that is
     the root side) to the end; `rows` is each one's row in `dice`. Returns the results
-    (R, 5) and summed luck (R, 5) from the root's view, and the plies played (R,)."""
+    (R, 5) and summed luck (R, 5) from the root's view, the plies played (R,), and the
+    cube `lines`' cubeful results and luck (R, L) (L = 0 without)."""
     n = len(starts)
     board = np.array(starts, dtype=np.int8)
     root = np.array(root, dtype=bool)
@@ -508,10 +618,18 @@ def _play_out(
     active = np.ones(n, dtype=bool)
     use_luck = settings.luck and evaluator is not None
     reuse = use_luck and _reuses_luck(agent, evaluator)
+    n_lines = len(lines.values) if lines is not None else 0
+    value = np.tile(np.array(lines.values if lines else (), np.int64), (n, 1))
+    owner = np.tile(np.array(lines.owners if lines else (), np.int64), (n, 1))
+    settled = np.zeros((n, n_lines), dtype=bool)
+    cubeful = np.zeros((n, n_lines))
+    cube_luck = np.zeros((n, n_lines))
+    # Luck in points times the cube keeps its zero mean; in match play (MWC) it is off.
+    cube_luck_on = use_luck and lines is not None and not lines.setting.match_to
     for ply in range(MAX_PLIES):
         idx = np.flatnonzero(active)
         if not len(idx):
-            return raw, luck, plies
+            return raw, luck, plies, cubeful, cube_luck
         stop = np.zeros(len(idx), dtype=bool)
         if settings.truncate is not None and ply >= settings.truncate:
             stop[:] = True
@@ -520,12 +638,26 @@ def _play_out(
         if stop.any():
             assert evaluator is not None  # checked by _check_evaluator
             s = idx[stop]
-            raw[s] = _to_root(_pre_roll(evaluator, board[s]), root[s])
+            mover_p = _pre_roll(evaluator, board[s])
+            raw[s] = _to_root(mover_p, root[s])
             plies[s] = ply
             active[s] = False
+            if lines is not None:
+                for k, r in enumerate(s):
+                    for line in np.flatnonzero(~settled[r]):
+                        cubeful[r, line] = lines.stopped(
+                            mover_p[k], board[r], int(value[r, line]), int(owner[r, line]),
+                            bool(root[r]),
+                        )  # fmt: skip
             idx = idx[~stop]
             if not len(idx):
                 continue
+        if lines is not None and ply >= lines.first_ply and not (opening and ply == 0):
+            assert evaluator is not None  # checked by _check_evaluator
+            # A view of the active rows' state, written back below.
+            v, o, st, cf = value[idx], owner[idx], settled[idx], cubeful[idx]
+            _cube_turn(lines, evaluator, board[idx], root[idx], v, o, st, cf)
+            value[idx], owner[idx], settled[idx], cubeful[idx] = v, o, st, cf
         d = dice.roll(rows[idx], ply)
         if opening and ply == 0:
             # The side with the higher die starts, playing both numbers.
@@ -538,17 +670,26 @@ def _play_out(
         if use_luck and not (opening and ply == 0):
             assert evaluator is not None
             diff, best = _luck(evaluator, b, d)
-            luck[idx] += np.where(root[idx, None], diff, diff @ _SWAP.T)
+            turn_luck = np.where(root[idx, None], diff, diff @ _SWAP.T)
+            luck[idx] += turn_luck
+            if cube_luck_on:
+                assert lines is not None
+                points = (turn_luck @ _EQUITY)[:, None] * value[idx] / lines.setting.cube_value
+                cube_luck[idx] += np.where(settled[idx], 0.0, points)
             if reuse:
                 chosen = best
         if chosen is None:
             chosen = np.asarray(agent.choose_boards(b, d), dtype=np.int8)
-        value = _game_value(chosen)
-        done = value > 0
+        points = _game_value(chosen)
+        done = points > 0
         f = idx[done]
-        raw[f] = _to_root(outcome(value[done]), root[f])
+        raw[f] = _to_root(outcome(points[done]), root[f])
         plies[f] = ply + 1
         active[f] = False
+        if lines is not None:
+            for r, won in zip(f, points[done], strict=True):
+                for line in np.flatnonzero(~settled[r]):
+                    cubeful[r, line] = lines.settle(int(won * value[r, line]), bool(root[r]))
         go = idx[~done]
         board[go] = chosen[~done][:, ::-1]
         root[go] = ~root[go]
@@ -565,9 +706,11 @@ class _Job:
     starts: np.ndarray  # (C, 2, 25) pre-roll boards, side on roll in row 1
     root: np.ndarray  # (C,) whether the side on roll is the root side
     opening: bool
+    lines: _CubeLines | None = None
 
-    def run(self, trials: range) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Results, luck (C, T, 5), plies (C, T) and strata (T,) of a chunk of trials."""
+    def run(self, trials: range) -> tuple[np.ndarray, ...]:
+        """Results, luck (C, T, 5), plies (C, T), strata (T,), and the cube lines'
+        cubeful results and luck (C, T, L) of a chunk of trials."""
         s = self.settings
         dice = _Dice(s.seed, np.arange(trials.start, trials.stop), s.trials, s.quasi_random,
                      self.opening)  # fmt: skip
@@ -575,13 +718,25 @@ class _Job:
         starts = np.repeat(self.starts, t, axis=0)
         root = np.repeat(self.root, t)
         rows = np.tile(np.arange(t), c)
-        raw, luck, plies = _play_out(
-            self.agent, self.evaluator, s, starts, root, dice, rows, self.opening
+        raw, luck, plies, cubeful, cube_luck = _play_out(
+            self.agent, self.evaluator, s, starts, root, dice, rows, self.opening, self.lines
         )
-        return raw.reshape(c, t, 5), luck.reshape(c, t, 5), plies.reshape(c, t), dice.strata()
+        n_lines = cubeful.shape[1]
+        return (
+            raw.reshape(c, t, 5), luck.reshape(c, t, 5), plies.reshape(c, t), dice.strata(),
+            cubeful.reshape(c, t, n_lines), cube_luck.reshape(c, t, n_lines),
+        )  # fmt: skip
 
 
 _WORKER: dict = {}
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity, where the system tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _worker_init() -> None:
@@ -601,8 +756,17 @@ def _chunks(trials: int, size: int) -> Iterator[range]:
 Progress = Callable[[list[RolloutResult]], None]
 
 
-def _run(job: _Job, jobs: int, progress: Progress | None) -> list[RolloutResult]:
-    """All chunks of a job (in processes when `jobs` > 1); Ctrl-C keeps finished chunks."""
+def _run(
+    job: _Job,
+    jobs: int,
+    progress: Progress | None,
+    backend: str = "local",
+    address: str | None = None,
+) -> list[RolloutResult]:
+    """All chunks of a job: in this process, in `jobs` processes, or as Ray tasks (at most
+    `jobs` at a time, 0 for the cluster's CPUs); Ctrl-C keeps the finished chunks."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"unknown backend {backend!r} (known: local, ray)")
     s = job.settings
     c = len(job.starts)
     done: dict[int, tuple] = {}
@@ -613,10 +777,25 @@ def _run(job: _Job, jobs: int, progress: Progress | None) -> list[RolloutResult]
         luck = np.concatenate([p[1] for p in parts], axis=1) if parts else np.zeros((c, 0, 5))
         plies = np.concatenate([p[2] for p in parts], axis=1) if parts else np.zeros((c, 0))
         strata = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
+        n_lines = len(job.lines.values) if job.lines is not None else 0
+        cubeful, cube_luck = (
+            np.concatenate([p[i] for p in parts], axis=1) if parts else np.zeros((c, 0, n_lines))
+            for i in (4, 5)
+        )
         n_strata = (len(_OPENING) if job.opening else 36) if s.quasi_random else 0
         adjusted = s.luck and job.evaluator is not None
         return [
-            RolloutResult(raw[k], luck[k], strata, n_strata, plies[k], adjusted, interrupted)
+            RolloutResult(
+                raw[k],
+                luck[k],
+                strata,
+                n_strata,
+                plies[k],
+                adjusted,
+                interrupted,
+                cubeful[k] if n_lines else None,
+                cube_luck[k] if n_lines else None,
+            )
             for k in range(c)
         ]
 
@@ -626,13 +805,20 @@ def _run(job: _Job, jobs: int, progress: Progress | None) -> list[RolloutResult]
             progress(results(False))
 
     try:
-        if jobs <= 1:
+        if backend == "ray":
+            from vrhcaby.distributed import connect, run_rollout_ray
+
+            connect(address)
+            if run_rollout_ray(job, list(_chunks(s.trials, s.chunk)), workers=jobs, on_result=keep):
+                return results(True)
+        elif jobs <= 1 or s.trials <= s.chunk:
             for trials in _chunks(s.trials, s.chunk):
                 keep(trials, job.run(trials))
         else:
             _WORKER["job"] = job
             ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(jobs, initializer=_worker_init) as pool:
+            processes = min(jobs, -(-s.trials // s.chunk))
+            with ctx.Pool(processes, initializer=_worker_init) as pool:
                 try:
                     for trials, part in pool.imap_unordered(
                         _worker_chunk, _chunks(s.trials, s.chunk)
@@ -686,6 +872,9 @@ def rollout_position(
     jobs: int = 1,
     opening: bool = False,
     progress: Progress | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    cube: CubeSetting | None = None,
 ) -> RolloutResult:
     """Roll out a position before the roll, for the side on roll (row 1 of `board`).
 
@@ -693,13 +882,47 @@ def rollout_position(
     network) judges luck and truncated trials; without one, luck adjustment is off and
     truncation is an error. With `opening`, the first roll is an opening roll: each side
     rolls one die, the higher starts with both numbers (the start position then rolls
-    out to 0 by symmetry).
+    out to 0 by symmetry). `jobs` processes share the trials, or with `backend` "ray"
+    Ray tasks at most `jobs` at a time (0: the cluster's CPUs) on the cluster at
+    `address` (None: the one this process is connected to, or a new local one); the
+    results are the same whatever the backend and the number of jobs.
+
+    With `cube` (the cube and score from the side on roll's view), the cube is played in
+    the trials (`_CubeLines`) and `RolloutResult.cubeful` holds two lines: 0 "no double"
+    (the cube as it is) and, where the side on roll may double, 1 "double, take" (twice
+    the cube, its opponent's); `cube_rollout` reads the decision from them.
     """
     b = _check_board(board)
     evaluator = evaluator if evaluator is not None else default_evaluator(agent)
     _check_evaluator(agent, evaluator, settings)
-    job = _Job(agent, evaluator, settings, b[None], np.array([True]), opening)
-    return _run(job, jobs, progress)[0]
+    lines = None
+    if cube is not None:
+        _check_cube_evaluator(agent, evaluator)
+        values, owners = [cube.cube_value], [_OWNER_CODE[cube.cube_owner]]
+        if _may_double(cube) and not opening:
+            values.append(2 * cube.cube_value)
+            owners.append(2)
+        lines = _CubeLines(cube, tuple(values), tuple(owners), first_ply=1)
+    job = _Job(agent, evaluator, settings, b[None], np.array([True]), opening, lines)
+    return _run(job, jobs, progress, backend, address)[0]
+
+
+_OWNER_CODE = {"centre": 0, "me": 1, "opponent": 2}
+
+
+def _may_double(setting: CubeSetting) -> bool:
+    """Whether the side on roll may double now, by the rules (and a 64 cube at most)."""
+    if setting.cube_owner not in ("centre", "me") or 2 * setting.cube_value > 64:
+        return False
+    return not setting.match_to or (not setting.crawford and setting.away[0] > setting.cube_value)
+
+
+def _check_cube_evaluator(agent, evaluator: Evaluator | None) -> None:
+    if evaluator is None:
+        raise ValueError(
+            "cubeful trials need a network evaluator for the cube decisions; agent "
+            f"{getattr(agent, 'name', agent)!r} has none (give one, e.g. --evaluator PATH)"
+        )
 
 
 def rollout_afterstates(
@@ -710,21 +933,32 @@ def rollout_afterstates(
     settings: Settings = Settings(),
     jobs: int = 1,
     progress: Progress | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    cube: CubeSetting | None = None,
 ) -> list[RolloutResult]:
     """Roll out afterstates (the mover in row 1, the opponent to roll) with the same dice
-    streams, each for its mover; results in the order given."""
+    streams, each for its mover; results in the order given. `jobs`, `backend` and
+    `address` as for `rollout_position`; with `cube` (the cube and score from the mover's
+    view), the cube is played in the trials from the opponent's first turn on, one line
+    in `RolloutResult.cubeful`."""
     after = np.array(afterstates, dtype=np.int8)
     if after.ndim != 3 or after.shape[1:] != (2, 25) or not len(after):
         raise ValueError(f"afterstates must have shape (N, 2, 25), N >= 1, got {after.shape}")
     evaluator = evaluator if evaluator is not None else default_evaluator(agent)
     _check_evaluator(agent, evaluator, settings)
+    lines = None
+    if cube is not None:
+        _check_cube_evaluator(agent, evaluator)
+        lines = _CubeLines(cube, (cube.cube_value,), (_OWNER_CODE[cube.cube_owner],), 0)
     finished = engine.game_value(after)
     live = np.flatnonzero(finished == 0)
     results: list[RolloutResult | None] = [None] * len(after)
     if len(live):
         starts = np.ascontiguousarray(after[live, ::-1])
-        job = _Job(agent, evaluator, settings, starts, np.zeros(len(live), dtype=bool), False)
-        for k, r in zip(live, _run(job, jobs, progress), strict=True):
+        root = np.zeros(len(live), dtype=bool)
+        job = _Job(agent, evaluator, settings, starts, root, False, lines)
+        for k, r in zip(live, _run(job, jobs, progress, backend, address), strict=True):
             results[k] = r
     template = next((r for r in results if r is not None), None)
     for k in np.flatnonzero(finished):
@@ -733,10 +967,15 @@ def rollout_afterstates(
         stratum = template.stratum if template is not None else np.zeros(n, dtype=np.int64)
         n_strata = template.n_strata if template is not None else 0
         raw = np.tile(outcome(finished[k : k + 1]).astype(np.float64), (n, 1))
+        cubeful = None
+        if lines is not None:
+            won = lines.settle(int(finished[k]) * lines.values[0], True)
+            cubeful = np.full((n, 1), won)
         results[k] = RolloutResult(
             raw, np.zeros((n, 5)), stratum, n_strata, np.zeros(n, dtype=np.int64),
             settings.luck and evaluator is not None,
             template.interrupted if template is not None else False,
+            cubeful, None if cubeful is None else np.zeros((n, 1)),
         )  # fmt: skip
     return [r for r in results if r is not None]
 
@@ -787,6 +1026,9 @@ def rollout_plays(
     settings: Settings = Settings(),
     jobs: int = 1,
     progress: Progress | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    cube: CubeSetting | None = None,
 ) -> list[PlayRollout]:
     """Roll out the best `candidates` plays of the side on roll for `dice`, picked by the
     fast search of `rank_plays`, with the same dice streams; best rolled-out first, each
@@ -799,8 +1041,9 @@ def rollout_plays(
     ranked = rank_plays(b, roll, agent, evaluator)[:candidates]
     after = np.stack([p.position.board for p, _ in ranked])
     results = rollout_afterstates(
-        after, agent, evaluator=evaluator, settings=settings, jobs=jobs, progress=progress
-    )
+        after, agent, evaluator=evaluator, settings=settings, jobs=jobs, progress=progress,
+        backend=backend, address=address, cube=cube,
+    )  # fmt: skip
     out = [PlayRollout(p, r, prior) for (p, prior), r in zip(ranked, results, strict=True)]
     out.sort(key=lambda x: -x.result.estimate().equity)
     best = out[0].result
@@ -935,3 +1178,71 @@ def add_cubeful(plays: list[PlayRollout], setting: CubeSetting) -> None:
         after = x.play.position.board
         x.cubeful = play_cubeful_equity(est.mean, after, setting)
         x.cubeful_se = est.delta_se(lambda p, a=after: play_cubeful_equity(p, a, setting))
+
+
+@dataclass(frozen=True)
+class CubeRollout:
+    """The cube decision of the side on roll from the cube played in the trials: the
+    rolled-out "no double" and "double, take" lines (same dice), "double, pass" from the
+    rules, each per unit of the current cube (EMG in match play)."""
+
+    action: str
+    detail: str
+    nd: float
+    nd_se: float
+    dt: float
+    dt_se: float
+    dp: float
+    optimal: float
+    #: Each choice's equity minus the optimal one (GNU Backgammon's figure in brackets)
+    #: with its standard error (paired by trial between the two rolled-out lines), by
+    #: name: "no double", "double, take", "double, pass".
+    versus_optimal: dict[str, tuple[float, float]]
+
+    def to_json(self) -> dict:
+        return _nan_to_none(
+            {
+                "action": self.action,
+                "detail": self.detail,
+                "no_double": self.nd,
+                "no_double_se": self.nd_se,
+                "double_take": self.dt,
+                "double_take_se": self.dt_se,
+                "double_pass": self.dp,
+                "cubeful": self.optimal,
+                "versus_optimal": {
+                    k: {"difference": d, "se": se} for k, (d, se) in self.versus_optimal.items()
+                },
+            }
+        )
+
+
+def cube_rollout(result: RolloutResult, setting: CubeSetting) -> CubeRollout:
+    """The cube decision from a position rollout with `cube=setting` (its two lines); the
+    choice between them by GNU Backgammon's rules (`vrhcaby.cube`), no beavers."""
+    if result.cubeful is None:
+        raise ValueError("this rollout did not play the cube in its trials")
+    nd, nd_se = result.cubeful_estimate(0)
+    if result.cubeful.shape[1] < 2:
+        return CubeRollout("no double", "Cube not available", nd, nd_se, math.nan, math.nan,
+                           math.nan, nd, {"no double": (0.0, 0.0)})  # fmt: skip
+    dt, dt_se = result.cubeful_estimate(1)
+    if setting.match_to:
+        s = setting
+        mwc = KAZAROSS_XG2.outcome(s.away[0], s.away[1], s.cube_value, True, crawford=s.crawford)
+        dp = float(mwc_to_emg(mwc, s.away[0], s.away[1], s.cube_value, crawford=s.crawford))
+    else:
+        dp = 1.0
+    action, detail, _, _, _, optimal = cube._decide(
+        nd, dt, dp, beavers=False, redouble=setting.cube_owner == "me"
+    )
+    nd_dt = result.cubeful_estimate(0, minus=1)[1]  # the paired difference's error
+    se = {("nd", "dt"): nd_dt, ("nd", "dp"): nd_se, ("dt", "dp"): dt_se}
+    values = {"nd": nd, "dt": dt, "dp": dp}
+    best = {nd: "nd", dt: "dt", dp: "dp"}[optimal]
+    names = {"nd": "no double", "dt": "double, take", "dp": "double, pass"}
+    versus = {}
+    for key, name in names.items():
+        pair = tuple(sorted((key, best), key=list(names).index))
+        versus[name] = (values[key] - optimal, 0.0 if key == best else se[pair])
+    return CubeRollout(action, detail, nd, nd_se, dt, dt_se, dp, optimal, versus)

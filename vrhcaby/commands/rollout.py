@@ -20,12 +20,15 @@ import engine
 from agents import load_agent
 from engine.formats import MatchState, parse_position
 from vrhcaby.rollout import (
+    CubeRollout,
     CubeSetting,
     PlayRollout,
     RolloutResult,
     Settings,
     add_cubeful,
+    cpu_count,
     cube_analysis,
+    cube_rollout,
     default_evaluator,
     rollout_plays,
     rollout_position,
@@ -62,6 +65,12 @@ def register(subparsers) -> None:
         default=True,
         help="cubeful equities and the cube decision (default on)",
     )
+    parser.add_argument(
+        "--cubeful-trials",
+        action="store_true",
+        help="play the cube inside the trials (as GNU Backgammon's cubeful rollouts): "
+        "no double and double/take rolled out on the same dice",
+    )
     parser.add_argument("--match-id", metavar="ID", help="cube and score as a GNU Match ID")
     parser.add_argument(
         "--opening",
@@ -81,7 +90,27 @@ def register(subparsers) -> None:
         help="luck adjustment (default on)",
     )
     parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
-    parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=cpu_count(),
+        help="local processes (default: this machine's CPUs, %(default)s)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where trials run: local processes (--jobs) or Ray tasks (default local)",
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster to join (auto, HOST:PORT); default: start one here"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="Ray tasks at once (default 0: the cluster's CPUs)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
@@ -102,8 +131,18 @@ def _inputs(args: argparse.Namespace):
         raise ValueError(f"--truncate must be at least 1 ply, got {args.truncate}")
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.backend == "local" and (args.address or args.workers):
+        raise ValueError("--address and --workers are for --backend ray (else use --jobs)")
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
+    if args.backend == "ray":
+        from vrhcaby.distributed import require_ray  # imports torch: only when asked
+
+        require_ray()
     if args.candidates < 1:
         raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
+    if args.cubeful_trials and not args.cubeful:
+        raise ValueError("--cubeful-trials and --no-cubeful contradict each other")
     board, state = parse_position(args.position)
     if args.match_id:
         if state is not None:
@@ -177,7 +216,9 @@ def _cuts(r: RolloutResult) -> str:
     return "standard error cut by " + ", ".join(parts) if parts else "no variance reduction"
 
 
-def _describe(agent, evaluator, settings: Settings, setting: CubeSetting) -> str:
+def _describe(
+    agent, evaluator, settings: Settings, setting: CubeSetting, cube_trials: bool = False
+) -> str:
     game = f"{setting.match_to}-point match, {setting.away[0]}-away/{setting.away[1]}-away"
     game = game if setting.match_to else "money"
     luck = "luck-adjusted" if settings.luck and evaluator is not None else "no luck adjustment"
@@ -185,13 +226,24 @@ def _describe(agent, evaluator, settings: Settings, setting: CubeSetting) -> str
     if settings.race_cutoff:
         stop += ", stopped at no contact"
     dice = "quasi-random dice" if settings.quasi_random else "random dice"
-    return (
+    text = (
         f"{settings.trials} trials by {agent.name} (seed {settings.seed}), {game}, "
         f"cube {setting.cube_value} {setting.cube_owner}; {dice}, {luck}, {stop}"
     )
+    if cube_trials:
+        text += "; cube played in the trials (the network's 0-ply Janowski decisions"
+        if settings.luck and evaluator is not None:
+            text += (
+                ", no luck adjustment of cubeful figures in match play)"
+                if setting.match_to
+                else ", cubeful luck = cubeless luck x cube)"
+            )
+        else:
+            text += ")"
+    return text
 
 
-def _position_text(r: RolloutResult, cube, describe: str) -> str:
+def _position_text(r: RolloutResult, cube, describe: str, rolled: CubeRollout | None = None) -> str:
     e = r.estimate()
     lo, hi = e.ci95()
     lines = [describe, "", "        " + "".join(f"{n:>13}" for n in _NAMES)]
@@ -205,22 +257,38 @@ def _position_text(r: RolloutResult, cube, describe: str) -> str:
     if cube is not None:
         d = cube.decision
         lines.append(
-            f"cubeful equity  {_f(d.optimal, sign=True)} ± {cube.optimal_se:.4f}"
+            f"cubeful (Janowski) {_f(d.optimal, sign=True)} ± {cube.optimal_se:.4f}"
             f"  (95%: {d.optimal - 1.96 * cube.optimal_se:+.4f} .. "
             f"{d.optimal + 1.96 * cube.optimal_se:+.4f})"
         )
-        lines.append(f"cube decision: {d.detail}")
+        lines.append(f"cube decision (Janowski): {d.detail}")
         lines.append(f"  no double     {_f(d.nd, sign=True)} ± {cube.nd_se:.4f}")
         lines.append(f"  double, take  {_f(d.dt, sign=True)} ± {cube.dt_se:.4f}")
         lines.append(f"  double, pass  {_f(d.dp, sign=True)}")
+    if rolled is not None:
+        se = rolled.versus_optimal
+        lines.append(f"cubeful (rolled out) {_f(rolled.optimal, sign=True)}")
+        lines.append(f"cube decision (rolled out): {rolled.detail}")
+        rows = [("no double", rolled.nd, rolled.nd_se), ("double, take", rolled.dt, rolled.dt_se),
+                ("double, pass", rolled.dp, 0.0)]  # fmt: skip
+        for name, value, value_se in rows:
+            if name in se:
+                diff, diff_se = se[name]
+                lines.append(
+                    f"  {name:<13} {_f(value, sign=True)} ± {value_se:.4f}"
+                    f"   ({_f(diff, sign=True)} ± {diff_se:.4f})"
+                )
     lines.append(_cuts(r) + f"; {r.plies.mean():.1f} plies per trial")
     return "\n".join(lines)
 
 
-def _plays_text(plays: list[PlayRollout], cubeful: bool, describe: str) -> str:
+def _plays_text(
+    plays: list[PlayRollout], cubeful: bool, describe: str, cube_trials: bool = False
+) -> str:
     lines = [describe, ""]
     head = f"{'#':>2} {'play':<22}{'equity':>9}{'± se':>8}{'diff':>9}{'± se':>8}"
     head += f"{'cubeful':>9}{'± se':>8}" if cubeful else ""
+    head += f"{'cf trials':>10}{'± se':>8}" if cube_trials else ""
     head += f"{'win':>8}{'wg':>7}{'lg':>7}{'0-ply':>9}"
     lines.append(head)
     for k, x in enumerate(plays, 1):
@@ -230,9 +298,17 @@ def _plays_text(plays: list[PlayRollout], cubeful: bool, describe: str) -> str:
         row += f"{_f(x.diff.equity, 9, True)}{_f(x.diff.equity_se, 8)}"
         if cubeful:
             row += f"{_f(x.cubeful, 9, True)}{_f(x.cubeful_se, 8)}"
+        if cube_trials:
+            mean, se = x.result.cubeful_estimate()
+            row += f"{_f(mean, 10, True)}{_f(se, 8)}"
         row += f"{e.mean[0]:8.3f}{e.mean[1]:7.3f}{e.mean[3]:7.3f}{_f(x.prior, 9, True)}"
         lines.append(row)
     lines.append("diff: equity minus the best's, paired by trial (same dice), with its error")
+    if cubeful:
+        lines.append(
+            "cubeful: Janowski from the rolled-out probabilities"
+            + ("; cf trials: the cube played in the trials" if cube_trials else "")
+        )
     lines.append(_cuts(plays[0].result))
     return "\n".join(lines)
 
@@ -244,24 +320,32 @@ def _play_json(x: PlayRollout) -> dict:
     out["diff_se"] = x.diff.equity_se
     out["cubeful"] = x.cubeful
     out["cubeful_se"] = x.cubeful_se
+    if x.result.cubeful is not None:
+        out["cubeful_rollout"], out["cubeful_rollout_se"] = x.result.cubeful_estimate()
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
 
 def run(args: argparse.Namespace) -> int:
     board, setting, dice, agent, evaluator, settings = _inputs(args)
-    describe = _describe(agent, evaluator or default_evaluator(agent), settings, setting)
+    trials_cube = setting if args.cubeful_trials else None
+    describe = _describe(
+        agent, evaluator or default_evaluator(agent), settings, setting, args.cubeful_trials
+    )
     bar, update = _bar(args, settings.trials)
+    where = {"jobs": args.jobs, "backend": "local"}
+    if args.backend == "ray":
+        where = {"jobs": args.workers, "backend": "ray", "address": args.address}
     try:
         if dice is None:
             result = rollout_position(
-                board, agent, evaluator=evaluator, settings=settings, jobs=args.jobs,
-                opening=args.opening, progress=update,
+                board, agent, evaluator=evaluator, settings=settings, opening=args.opening,
+                progress=update, cube=trials_cube, **where,
             )  # fmt: skip
             interrupted, done = result.interrupted, result.trials
         else:
             plays = rollout_plays(
                 board, dice, agent, candidates=args.candidates, evaluator=evaluator,
-                settings=settings, jobs=args.jobs, progress=update,
+                settings=settings, progress=update, cube=trials_cube, **where,
             )  # fmt: skip
             interrupted, done = plays[0].result.interrupted, plays[0].result.trials
     finally:
@@ -274,6 +358,7 @@ def run(args: argparse.Namespace) -> int:
     cubeful = args.cubeful and not args.opening
     if dice is None:
         cube = cube_analysis(result.estimate(), board, setting) if cubeful else None
+        rolled = cube_rollout(result, setting) if args.cubeful_trials else None
         if args.json:
             out = {
                 "position": engine.position_id(board),
@@ -281,9 +366,11 @@ def run(args: argparse.Namespace) -> int:
                 "rollout": result.to_json(),
                 "cube": cube.to_json() if cube else None,
             }
+            if rolled is not None:
+                out["cube_rollout"] = rolled.to_json()
             print(json.dumps(out, indent=2))
         else:
-            print(_position_text(result, cube, describe))
+            print(_position_text(result, cube, describe, rolled))
     else:
         if cubeful:
             add_cubeful(plays, setting)
@@ -292,5 +379,5 @@ def run(args: argparse.Namespace) -> int:
                    "settings": describe, "plays": [_play_json(x) for x in plays]}  # fmt: skip
             print(json.dumps(out, indent=2))
         else:
-            print(_plays_text(plays, cubeful, describe))
+            print(_plays_text(plays, cubeful, describe, args.cubeful_trials))
     return 130 if interrupted else 0
