@@ -313,9 +313,6 @@ class RayTrainer:
         }
         return arrays, meta
 
-    def evaluator(self, config: dict[str, Any] | None = None) -> Any:
-        return self.trainer.evaluator(config)
-
     def close(self) -> None:
         """Stop the workers (their unfinished games are discarded)."""
         for worker in self.workers:

@@ -789,10 +789,6 @@ class Trainer:
             for k, v in self.model.state_dict().items()
         }
 
-    def evaluator(self, config: dict[str, Any] | None = None) -> Evaluator:
-        """The current backgammon network as a numpy `Evaluator`."""
-        return Evaluator(self.net, weights_from_model(self.model), self.variant, config or {})
-
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Everything needed to continue exactly: arrays and a JSON-able document."""
         arrays = self.weights()
