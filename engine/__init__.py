@@ -38,7 +38,7 @@ from engine.variants import VARIANTS, Variant, get_variant
 
 # The batched generator and acey-deucey's kernels are compiled by numba: imported on first
 # use, so that a program that does not need them does not pay for loading numba.
-_BATCHED = ("batch_afterstates", "batch_afterstates_with_steps")
+_BATCHED = ("batch_afterstates", "batch_afterstates_with_steps", "random_turns")
 _ACEY_DEUCEY = (
     "PlayAD",
     "batch_afterstates_ad",
@@ -103,6 +103,7 @@ __all__ = [
     "random_chooser",
     "random_selfplay",
     "random_selfplay_ad",
+    "random_turns",
     "roll_dice",
     "start_boards_ad",
     "validate_board",

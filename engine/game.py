@@ -1,7 +1,7 @@
 """Games: dice from an injected generator, the opening roll, turns, the end and its value.
 
 `play_game` records one game that replays exactly from its seed; `random_selfplay`
-advances many games in lockstep through the batched generator.
+advances many games in lockstep, a turn of each in one call of the generator's kernel.
 """
 
 from __future__ import annotations
@@ -115,9 +115,6 @@ def random_chooser(rng: np.random.Generator) -> Chooser:
     return lambda pos, dice, plays: plays[int(rng.integers(len(plays)))]
 
 
-_CHUNK = 512
-
-
 @dataclass(frozen=True)
 class SelfPlayResult:
     """Outcome of a batch of games: winner (0 = the side that opened), value, plies."""
@@ -130,10 +127,10 @@ class SelfPlayResult:
 def random_selfplay(
     n_games: int, rng: np.random.Generator, variant: str = "standard", max_plies: int = 5000
 ) -> SelfPlayResult:
-    """Play `n_games` games of uniformly random plays in lockstep."""
+    """Play `n_games` games in lockstep, each turn uniform over the distinct resulting positions."""
     if get_variant(variant).enter_from_start:
         raise ValueError(f"random_selfplay does not play {variant!r}")
-    from engine.movegen import batch_afterstates
+    from engine.movegen import random_turns
 
     boards = np.repeat(Position.start(variant).board[None], n_games, axis=0)
     winner = np.full(n_games, -1, np.int8)
@@ -145,23 +142,12 @@ def random_selfplay(
         dice[tie] = rng.integers(1, 7, size=(int(tie.sum()), 2))
     active = np.arange(n_games)
     for ply in range(max_plies):
-        new = boards[active]
-        uniform = rng.random(active.size)
-        # A few hundred boards at a time keep the afterstates in cache until they are picked.
-        for lo in range(0, active.size, _CHUNK):
-            after, parent = batch_afterstates(new[lo : lo + _CHUNK], dice[lo : lo + _CHUNK])
-            counts = np.bincount(parent, minlength=min(_CHUNK, active.size - lo))
-            moved = counts > 0
-            first = np.cumsum(counts) - counts
-            pick = first[moved] + (uniform[lo : lo + _CHUNK][moved] * counts[moved]).astype(int)
-            new[lo : lo + _CHUNK][moved] = after[pick]
-        val = game_value(new)
+        val = random_turns(boards, active, dice, rng.random(active.size))
         done = val > 0
         ended = active[done]
         winner[ended] = ply % 2
         value[ended] = val[done]
         plies[ended] = ply + 1
-        boards[active] = new[:, ::-1]
         active = active[~done]
         if active.size == 0:
             break
