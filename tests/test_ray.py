@@ -28,14 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")
 
 
-@pytest.fixture(scope="module")
-def ray():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def run_train(tmp_path: Path, *extra: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     argv = [

@@ -20,14 +20,6 @@ from vrhcaby.net import Evaluator, NetConfig
 from vrhcaby.rollout import CubeSetting, Settings, rollout_position
 
 
-@pytest.fixture(scope="module")
-def ray():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def random_weights(config: NetConfig, seed: int) -> list:
     rng = np.random.default_rng(seed)
     return [

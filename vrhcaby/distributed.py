@@ -323,10 +323,41 @@ class RayTrainer:
 # --- tournaments ---------------------------------------------------------------------------
 
 
-def _play_chunk(agents: tuple, samples: range, seed: int, settings: Any) -> list:
+def _play_chunk(shared: tuple, samples: range) -> list:
     from vrhcaby.tournament import play_chunk
 
+    agents, seed, settings = shared
     return play_chunk(agents, samples, seed, settings)
+
+
+def _run_windowed(
+    ray: Any, task: Any, shared: Any, chunks: list[range], workers: int, take: Callable
+) -> bool:
+    """Run `task(shared, chunk)` for every chunk, at most `workers` at a time (0 = the
+    cluster's CPUs), handing each result to `take` as it finishes; True if Ctrl-C cut it
+    short (the tasks still pending are cancelled)."""
+    window = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    todo = iter(chunks)
+    pending: list[Any] = []
+
+    def submit() -> None:
+        chunk = next(todo, None)
+        if chunk is not None:
+            pending.append(task.remote(shared, chunk))
+
+    try:
+        for _ in range(window):
+            submit()
+        while pending:
+            ready, _ = ray.wait(pending, num_returns=1)
+            pending.remove(ready[0])
+            submit()
+            take(ray.get(ready[0]))
+    except KeyboardInterrupt:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        return True
+    return False
 
 
 def run_pair_ray(
@@ -341,32 +372,15 @@ def run_pair_ray(
     """Play each chunk of samples as a Ray task, at most `workers` at a time (0 = the
     cluster's CPUs), passing each result to `on_result`; True if Ctrl-C cut it short."""
     ray = connect()
-    window = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
     play = ray.remote(num_cpus=1)(_play_chunk)
-    shared = ray.put(agents)
-    todo = iter(chunks)
-    pending: list[Any] = []
 
-    def submit() -> None:
-        chunk = next(todo, None)
-        if chunk is not None:
-            pending.append(play.remote(shared, chunk, seed, settings))
+    def take(results: list) -> None:
+        for result in results:
+            if on_result:
+                on_result(result)
 
-    try:
-        for _ in range(window):
-            submit()
-        while pending:
-            ready, _ = ray.wait(pending, num_returns=1)
-            pending.remove(ready[0])
-            submit()
-            for result in ray.get(ready[0]):
-                if on_result:
-                    on_result(result)
-    except KeyboardInterrupt:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        return True
-    return False
+    shared = ray.put((agents, seed, settings))  # into the object store once, not per task
+    return _run_windowed(ray, play, shared, chunks, workers, take)
 
 
 # --- rollouts ------------------------------------------------------------------------------
@@ -389,29 +403,10 @@ def run_rollout_ray(
     it short. A trial's dice depend only on (seed, trial, ply), so the results are the
     local ones whatever the number of workers."""
     ray = connect()
-    window = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    def take(done: tuple) -> None:
+        if on_result:
+            on_result(*done)
+
     run = ray.remote(num_cpus=1)(_rollout_chunk)
-    shared = ray.put(job)
-    todo = iter(chunks)
-    pending: list[Any] = []
-
-    def submit() -> None:
-        chunk = next(todo, None)
-        if chunk is not None:
-            pending.append(run.remote(shared, chunk))
-
-    try:
-        for _ in range(window):
-            submit()
-        while pending:
-            ready, _ = ray.wait(pending, num_returns=1)
-            pending.remove(ready[0])
-            submit()
-            trials, part = ray.get(ready[0])
-            if on_result:
-                on_result(trials, part)
-    except KeyboardInterrupt:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        return True
-    return False
+    return _run_windowed(ray, run, ray.put(job), chunks, workers, take)

@@ -19,6 +19,7 @@ import sys
 import engine
 from agents import load_agent
 from engine.formats import MatchState, parse_position
+from vrhcaby.commands import add_ray_arguments
 from vrhcaby.rollout import (
     CubeRollout,
     CubeSetting,
@@ -96,20 +97,10 @@ def register(subparsers) -> None:
         default=cpu_count(),
         help="local processes (default: this machine's CPUs, %(default)s)",
     )
-    parser.add_argument(
-        "--backend",
-        choices=("local", "ray"),
-        default="local",
-        help="where trials run: local processes (--jobs) or Ray tasks (default local)",
-    )
-    parser.add_argument(
-        "--address", help="Ray cluster to join (auto, HOST:PORT); default: start one here"
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        help="Ray tasks at once (default 0: the cluster's CPUs)",
+    add_ray_arguments(
+        parser,
+        "where trials run: local processes (--jobs) or Ray tasks (default local)",
+        "Ray tasks at once (default 0: the cluster's CPUs)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -19,6 +19,7 @@ import numpy as np
 
 from agents import load_agent
 from vrhcaby import matchfile
+from vrhcaby.commands import add_ray_arguments
 from vrhcaby.plot import heatmap_svg
 from vrhcaby.stats import bradley_terry_elo
 from vrhcaby.tournament import PairResult, Settings, check_agents, play_pair
@@ -40,20 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
-    parser.add_argument(
-        "--backend",
-        choices=("local", "ray"),
-        default="local",
-        help="local: --jobs processes here (default); ray: a Ray cluster (vrhcaby[ray])",
-    )
-    parser.add_argument(
-        "--address", help="Ray cluster to join (auto, HOST:PORT); default: start one here"
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        help="Ray tasks at a time (default 0: all the cluster's CPUs)",
+    add_ray_arguments(
+        parser,
+        "local: --jobs processes here (default); ray: a Ray cluster (vrhcaby[ray])",
+        "Ray tasks at a time (default 0: all the cluster's CPUs)",
     )
     parser.add_argument(
         "--match-to",
