@@ -67,8 +67,10 @@ def main() -> None:
     one_two = np.tile([[1, 2]], (k, 1))
     dt, (after, parent, _) = timed(lambda: batch_afterstates_ad(boards[:k], one_two))
     counts = np.bincount(parent, minlength=k)
-    print(f"{'1-2, whole turns':34s} {k / dt:10,.0f} positions/s {counts.mean():9.1f} rows each"
-          f" (median {np.median(counts):.0f}, max {counts.max()})")
+    print(
+        f"{'1-2, whole turns':34s} {k / dt:10,.0f} positions/s {counts.mean():9.1f} rows each"
+        f" (median {np.median(counts):.0f}, max {counts.max()})"
+    )
 
     def staged():
         first, parent, due = batch_afterstates_ad(boards[:k], one_two, bonus=False)
@@ -84,13 +86,17 @@ def main() -> None:
     random_selfplay_ad(8, np.random.default_rng(0))
     dt, res = timed(lambda: random_selfplay_ad(args.games, np.random.default_rng(1)))
     values = np.bincount(res.value, minlength=4)[1:] / args.games
-    print(f"\nrandom self-play, acey-deucey: {args.games / dt:,.0f} games/s, "
-          f"{res.plies.mean():.0f} rolls per game, single/gammon/backgammon "
-          + "/".join(f"{v:.2f}" for v in values))
+    print(
+        f"\nrandom self-play, acey-deucey: {args.games / dt:,.0f} games/s, "
+        f"{res.plies.mean():.0f} rolls per game, single/gammon/backgammon "
+        + "/".join(f"{v:.2f}" for v in values)
+    )
     engine.random_selfplay(8, np.random.default_rng(0))
     dt, res = timed(lambda: engine.random_selfplay(args.games, np.random.default_rng(1)))
-    print(f"random self-play, standard:    {args.games / dt:,.0f} games/s, "
-          f"{res.plies.mean():.0f} rolls per game")
+    print(
+        f"random self-play, standard:    {args.games / dt:,.0f} games/s, "
+        f"{res.plies.mean():.0f} rolls per game"
+    )
 
 
 if __name__ == "__main__":

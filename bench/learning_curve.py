@@ -49,32 +49,39 @@ def svg(curves: dict[str, list[tuple[int, float, float, float]]], title: str) ->
     def py(v: float) -> float:
         return _H - _PAD - (v - y0) / (y1 - y0) * (_H - 2 * _PAD)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
-           'font-family="sans-serif" font-size="12">',
-           f'<rect width="{_W}" height="{_H}" fill="white"/>',
-           f'<text x="{_W / 2}" y="20" text-anchor="middle">{title}</text>',
-           f'<line x1="{_PAD}" y1="{py(0):.1f}" x2="{_W - _PAD}" y2="{py(0):.1f}" '
-           'stroke="#888" stroke-dasharray="4 3"/>',
-           f'<line x1="{_PAD}" y1="{_H - _PAD}" x2="{_W - _PAD}" y2="{_H - _PAD}" stroke="black"/>',
-           f'<line x1="{_PAD}" y1="{_PAD}" x2="{_PAD}" y2="{_H - _PAD}" stroke="black"/>',
-           f'<text x="{_W / 2}" y="{_H - 10}" text-anchor="middle">training games</text>',
-           f'<text x="14" y="{_H / 2}" transform="rotate(-90 14 {_H / 2})" '
-           'text-anchor="middle">points per game (95% CI)</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
+        'font-family="sans-serif" font-size="12">',
+        f'<rect width="{_W}" height="{_H}" fill="white"/>',
+        f'<text x="{_W / 2}" y="20" text-anchor="middle">{title}</text>',
+        f'<line x1="{_PAD}" y1="{py(0):.1f}" x2="{_W - _PAD}" y2="{py(0):.1f}" '
+        'stroke="#888" stroke-dasharray="4 3"/>',
+        f'<line x1="{_PAD}" y1="{_H - _PAD}" x2="{_W - _PAD}" y2="{_H - _PAD}" stroke="black"/>',
+        f'<line x1="{_PAD}" y1="{_PAD}" x2="{_PAD}" y2="{_H - _PAD}" stroke="black"/>',
+        f'<text x="{_W / 2}" y="{_H - 10}" text-anchor="middle">training games</text>',
+        f'<text x="14" y="{_H / 2}" transform="rotate(-90 14 {_H / 2})" '
+        'text-anchor="middle">points per game (95% CI)</text>',
+    ]
     for k in range(5):
         g = x0 + (x1 - x0) * k / 4
         v = y0 + (y1 - y0) * k / 4
-        out.append(f'<text x="{px(g):.1f}" y="{_H - _PAD + 16}" text-anchor="middle">'
-                   f'{g / 1000:.0f}k</text>')
+        out.append(
+            f'<text x="{px(g):.1f}" y="{_H - _PAD + 16}" text-anchor="middle">'
+            f"{g / 1000:.0f}k</text>"
+        )
         out.append(f'<text x="{_PAD - 6}" y="{py(v) + 4:.1f}" text-anchor="end">{v:+.2f}</text>')
     for i, (name, pts) in enumerate(sorted(curves.items())):
         colour = _COLOURS[i % len(_COLOURS)]
         path = " ".join(f"{px(g):.1f},{py(v):.1f}" for g, v, _, _ in pts)
         out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for g, _, lo, hi in pts:
-            out.append(f'<line x1="{px(g):.1f}" y1="{py(lo):.1f}" x2="{px(g):.1f}" '
-                       f'y2="{py(hi):.1f}" stroke="{colour}"/>')
-        out.append(f'<text x="{_W - _PAD - 120}" y="{_PAD + 16 * i}" fill="{colour}">'
-                   f'vs {name}</text>')
+            out.append(
+                f'<line x1="{px(g):.1f}" y1="{py(lo):.1f}" x2="{px(g):.1f}" '
+                f'y2="{py(hi):.1f}" stroke="{colour}"/>'
+            )
+        out.append(
+            f'<text x="{_W - _PAD - 120}" y="{_PAD + 16 * i}" fill="{colour}">vs {name}</text>'
+        )
     out.append("</svg>")
     return "\n".join(out)
 

@@ -74,20 +74,31 @@ def main() -> None:
     n = len(boards)
     engine.batch_afterstates(boards[:8], dice[:8])  # compile / load the kernel
     after, _ = engine.batch_afterstates(boards, dice)
-    print(f"corpus: {n} positions with rolls, {len(after)} resulting positions "
-          f"({len(after) / n:.1f} per position)")
+    print(
+        f"corpus: {n} positions with rolls, {len(after)} resulting positions "
+        f"({len(after) / n:.1f} per position)"
+    )
 
     contenders: list[tuple[str, Callable[[], object], int]] = []
     for batch in (1, 64, 1024, 8192):
+
         def run(batch=batch):
             for i in range(0, n, batch):
                 engine.batch_afterstates(boards[i : i + batch], dice[i : i + batch])
+
         contenders.append((f"batched, batch {batch}", run, n))
     k = min(n, 300)
     as_tuples = [(tuple(b[0].tolist()), tuple(b[1].tolist())) for b in boards[:k]]
-    contenders.append(("reference (tests/reference.py)", lambda: [
-        reference_afterstates(b, (int(d[0]), int(d[1])))
-        for b, d in zip(as_tuples, dice[:k], strict=True)], k))
+    contenders.append(
+        (
+            "reference (tests/reference.py)",
+            lambda: [
+                reference_afterstates(b, (int(d[0]), int(d[1])))
+                for b, d in zip(as_tuples, dice[:k], strict=True)
+            ],
+            k,
+        )
+    )
     if gnubg_nn is not None:
         lists = [b.tolist() for b in boards]
         pairs = [(int(d[0]), int(d[1])) for d in dice]
@@ -98,8 +109,7 @@ def main() -> None:
 
         def gnubg_arrays():
             for b, (d1, d2) in zip(lists, pairs, strict=True):
-                np.array([gnubg_nn.boardfromkey(key) for key in gnubg_nn.moves(b, d1, d2)],
-                         np.int8)
+                np.array([gnubg_nn.boardfromkey(key) for key in gnubg_nn.moves(b, d1, d2)], np.int8)
 
         contenders.append(("gnubg_nn.moves(), keys only", gnubg_keys, n))
         contenders.append(("gnubg_nn.moves() + boards as arrays", gnubg_arrays, n))
@@ -120,8 +130,15 @@ def main() -> None:
     n_loop = max(20, args.games // 20)
     loop_plies: list[float] = []
     if gnubg_nn is not None:
-        games.append(("gnubg_nn.moves() in a Python loop", lambda: loop_plies.append(
-            np.mean([gnubg_random_game(gnubg_nn, rng) for _ in range(n_loop)])), n_loop))
+        games.append(
+            (
+                "gnubg_nn.moves() in a Python loop",
+                lambda: loop_plies.append(
+                    np.mean([gnubg_random_game(gnubg_nn, rng) for _ in range(n_loop)])
+                ),
+                n_loop,
+            )
+        )
     rates = interleaved_rates(games, args.repeats)
     print(f"\n{'random self-play':40s} {'games/s':>14s} {'plies/game':>12s}")
     for (name, _, _), ply in zip(games, (plies, loop_plies), strict=False):

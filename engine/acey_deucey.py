@@ -65,8 +65,9 @@ _SMALL_TABLE = 1 << 15
 _BIG_TABLE = 1 << 14
 
 _rng = np.random.default_rng(0xACE2)
-_ZOBRIST = _rng.integers(0, np.iinfo(np.uint64).max, size=(2, 26, 16), dtype=np.uint64,
-                         endpoint=True)
+_ZOBRIST = _rng.integers(
+    0, np.iinfo(np.uint64).max, size=(2, 26, 16), dtype=np.uint64, endpoint=True
+)
 _EXTRA_KEY = _rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
 # Sources in the order a double visits them: the bar, the waiting checkers, points 24..1.
 _ORDER = np.array([24, 25, *range(23, -1, -1)], np.int64)
@@ -239,8 +240,11 @@ def _generate(boards, dice, zob, extra_key, order, record, mode):
     steps = np.zeros((cap if record else 1, 6, 3), np.int8)
     doubles = np.zeros(cap if record else 1, np.int8)
 
-    small = (np.full(_SMALL_TABLE, -1, np.int64), np.empty(_SMALL_TABLE, np.int64),
-             np.empty(_SMALL_TABLE, np.uint64))
+    small = (
+        np.full(_SMALL_TABLE, -1, np.int64),
+        np.empty(_SMALL_TABLE, np.int64),
+        np.empty(_SMALL_TABLE, np.uint64),
+    )
     gen = np.zeros(1, np.int64)
     stamp = np.full(_BIG_TABLE, -1, np.int64)
     slot_row = np.empty(_BIG_TABLE, np.int64)
@@ -295,8 +299,7 @@ def _generate(boards, dice, zob, extra_key, order, record, mode):
                     fresh = True
                     while stamp[slot] == b:
                         row = slot_row[slot]
-                        if (slot_key[slot] == key and extra[row] == more
-                                and _same(out[row], pos)):
+                        if slot_key[slot] == key and extra[row] == more and _same(out[row], pos):
                             fresh = False
                             break
                         slot = (slot + 1) & mask

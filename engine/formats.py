@@ -108,8 +108,7 @@ def position_ids(boards: np.ndarray) -> list[str]:
     bits[first + np.arange(first.size) - run_start] = 1
     raw = np.packbits(bits.reshape(n, _KEY_BITS), axis=1, bitorder="little").tobytes()
     return [
-        base64.b64encode(raw[i : i + 10]).decode("ascii")[:_PID_LEN]
-        for i in range(0, 10 * n, 10)
+        base64.b64encode(raw[i : i + 10]).decode("ascii")[:_PID_LEN] for i in range(0, 10 * n, 10)
     ]
 
 

@@ -59,8 +59,7 @@ def _top(bits: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _walk(pos, d1, d2, zob, out, start, steps, record, tab, row_key, die_of, gen, keys, w,
-          path):
+def _walk(pos, d1, d2, zob, out, start, steps, record, tab, row_key, die_of, gen, keys, w, path):
     """Writes the distinct plays of `pos` (moved in place, restored) to `out[start:]`.
 
     Returns `(end, gen)`, or `(_OUT_FULL, gen)` / `(_TABLE_FULL, gen)` when `out` or the
@@ -267,10 +266,15 @@ def _walk(pos, d1, d2, zob, out, start, steps, record, tab, row_key, die_of, gen
 @njit(cache=True, nogil=True)
 def _scratch(table_size):
     """The walk's working arrays: table, row keys, first dice, keys, `w`, path, board."""
-    return (np.zeros(table_size, np.int64), np.empty(table_size // 2, np.uint64),
-            np.empty(table_size // 2, np.int8), np.empty(5, np.uint64),
-            np.zeros((6, 5), np.int64), np.zeros((4, 3), np.int8),
-            np.empty((2, 25), np.int8))
+    return (
+        np.zeros(table_size, np.int64),
+        np.empty(table_size // 2, np.uint64),
+        np.empty(table_size // 2, np.int8),
+        np.empty(5, np.uint64),
+        np.zeros((6, 5), np.int64),
+        np.zeros((4, 3), np.int8),
+        np.empty((2, 25), np.int8),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -296,8 +300,23 @@ def _generate(boards, dice, zob, record):
         for side in range(2):
             for i in range(25):
                 pos[side, i] = boards[b, side, i]
-        end, gen = _walk(pos, dice[b, 0], dice[b, 1], zob, out, n, steps, record, tab,
-                         row_key, die_of, gen, keys, w, path)
+        end, gen = _walk(
+            pos,
+            dice[b, 0],
+            dice[b, 1],
+            zob,
+            out,
+            n,
+            steps,
+            record,
+            tab,
+            row_key,
+            die_of,
+            gen,
+            keys,
+            w,
+            path,
+        )
         if end == _OUT_FULL:
             out = _grow(out)
             parent = _grow(parent)
@@ -345,8 +364,23 @@ def _random_turns(boards, rows, dice, uniform, zob):
         for side in range(2):
             for i in range(25):
                 pos[side, i] = boards[g, side, i]
-        end, gen = _walk(pos, dice[k, 0], dice[k, 1], zob, out, 0, steps, False, tab,
-                         row_key, die_of, gen, keys, w, path)
+        end, gen = _walk(
+            pos,
+            dice[k, 0],
+            dice[k, 1],
+            zob,
+            out,
+            0,
+            steps,
+            False,
+            tab,
+            row_key,
+            die_of,
+            gen,
+            keys,
+            w,
+            path,
+        )
         if end == _OUT_FULL:
             out = _grow(out)
             continue

@@ -65,9 +65,7 @@ class Play:
         return format_steps(self.steps, self.hits)
 
     @classmethod
-    def parse(
-        cls, text: str, position: Position, dice: tuple[int, int] | list[int]
-    ) -> Play:
+    def parse(cls, text: str, position: Position, dice: tuple[int, int] | list[int]) -> Play:
         """The legal play that `text` names, e.g. `24/18 13/11` or `bar/22 6/off`.
 
         Raises InvalidPlayError for text that is not notation and IllegalPlayError for

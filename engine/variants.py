@@ -39,8 +39,7 @@ VARIANTS: dict[str, Variant] = {
         Variant(
             "nackgammon-seed",
             ((24, 4), (23, 1), (13, 2), (8, 3), (6, 5)),
-            "Nackgammon as the rule documents write it: 4 on 24, 1 on 23, 2 on 13, "
-            "3 on 8, 5 on 6.",
+            "Nackgammon as the rule documents write it: 4 on 24, 1 on 23, 2 on 13, 3 on 8, 5 on 6.",
         ),
         Variant(
             "acey-deucey",

@@ -38,8 +38,9 @@ def random_board(rng: np.random.Generator) -> np.ndarray:
         if kind == 0 and row == 1:  # bear-off with gaps
             spots = rng.integers(0, 6, size=n)
         elif kind == 1 and row == 0:  # opponent closes its home board
-            spots = np.concatenate([np.repeat(np.arange(int(rng.integers(3, 7))), 2),
-                                    rng.integers(0, 24, size=3)])
+            spots = np.concatenate(
+                [np.repeat(np.arange(int(rng.integers(3, 7))), 2), rng.integers(0, 24, size=3)]
+            )
         else:
             spots = rng.integers(0, 25 if rng.random() < 0.3 else 24, size=n)
         for s in spots:

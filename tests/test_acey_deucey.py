@@ -152,14 +152,14 @@ def game_boards(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     boards, out = start_boards_ad(16), []
     while sum(len(b) for b in out) < n:
-        after, parent, _ = batch_afterstates_ad(boards, rng.integers(1, 7, (16, 2)),
-                                                bonus=False)
+        after, parent, _ = batch_afterstates_ad(boards, rng.integers(1, 7, (16, 2)), bonus=False)
         for i in range(16):
             rows = np.flatnonzero(parent == i)
             if rows.size:
                 boards[i] = after[rng.choice(rows)]
-        boards = np.where((game_value_ad(boards) > 0)[:, None, None], start_boards_ad(16),
-                          boards[:, ::-1])
+        boards = np.where(
+            (game_value_ad(boards) > 0)[:, None, None], start_boards_ad(16), boards[:, ::-1]
+        )
         out.append(boards.copy())
     return np.concatenate(out)[:n]
 
@@ -377,16 +377,16 @@ def test_random_games_keep_checkers_and_end_with_the_right_value():
     record = play_game_ad((chooser, chooser), np.random.default_rng(0), seed=0)
     positions = record.positions()
     assert positions[0] == Position.start("acey-deucey")
-    for turn, nxt, before, after in zip(record.turns, record.turns[1:], positions,
-                                        positions[1:], strict=False):
+    for turn, nxt, before, after in zip(
+        record.turns, record.turns[1:], positions, positions[1:], strict=False
+    ):
         for pos in (before, after):
             board = to_board_ad(pos)
             assert np.all(board >= 0) and np.all(board.sum(axis=1) <= 15)
         if turn.play is None:
             assert after == before.flip() and nxt.player != turn.player
             continue
-        assert turn.play.extra_turn == (sorted(turn.dice) == [1, 2]
-                                        and turn.play.double_steps == 4)
+        assert turn.play.extra_turn == (sorted(turn.dice) == [1, 2] and turn.play.double_steps == 4)
         assert (nxt.player == turn.player) == turn.play.extra_turn
         # The steps account for the change: the waiting column weighs 26, the bar 25, off 0.
         weights = np.arange(1, 27)

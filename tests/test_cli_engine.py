@@ -35,8 +35,7 @@ def test_moves_json_matches_gnubg(capsys):
         answer = json.loads(out)
         assert answer["position_id"] == pid and answer["dice"] == [int(d[0]), int(d[1])]
         keys = gnubg_nn.moves(b.tolist(), int(d[0]), int(d[1]))
-        expected = {gnubg_nn.position_id([list(r) for r in gnubg_nn.boardfromkey(k)])
-                    for k in keys}
+        expected = {gnubg_nn.position_id([list(r) for r in gnubg_nn.boardfromkey(k)]) for k in keys}
         if expected == {pid}:
             expected = set()  # no legal move
         assert {m["position_id"] for m in answer["moves"]} == expected
@@ -134,7 +133,8 @@ def test_moves_acey_deucey_variant(capsys, monkeypatch):
     assert any(m["extra_turn"] for m in answer["moves"])
     # Streamed answers keep the order of the input lines, errors included.
     lines = f"zz 21\n{START} 31\n"
-    code, out, _ = run_cli(["moves", "-", "--variant", "acey-deucey"], capsys,
-                           stdin=lines, monkeypatch=monkeypatch)
+    code, out, _ = run_cli(
+        ["moves", "-", "--variant", "acey-deucey"], capsys, stdin=lines, monkeypatch=monkeypatch
+    )
     first, second = (json.loads(x) for x in out.splitlines())
     assert code == 2 and "error" in first and len(second["moves"]) == 16

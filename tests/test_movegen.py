@@ -24,8 +24,9 @@ def _by_parent(after: np.ndarray, parent: np.ndarray, n: int) -> list[set]:
 
 
 def _reference(board: np.ndarray, dice) -> set:
-    return reference_afterstates((tuple(board[0].tolist()), tuple(board[1].tolist())),
-                                 (int(dice[0]), int(dice[1])))
+    return reference_afterstates(
+        (tuple(board[0].tolist()), tuple(board[1].tolist())), (int(dice[0]), int(dice[1]))
+    )
 
 
 def test_start_position_counts_match_known_values():
@@ -128,8 +129,9 @@ def test_random_turns_pick_each_distinct_play_for_its_share_of_uniform():
         count = max(len(expected), 1)
         # One draw in the middle of each of `count` equal slices of [0, 1).
         copies = np.repeat(b[None], count, axis=0)
-        values = random_turns(copies, np.arange(count), np.tile(d, (count, 1)),
-                              (np.arange(count) + 0.5) / count)
+        values = random_turns(
+            copies, np.arange(count), np.tile(d, (count, 1)), (np.arange(count) + 0.5) / count
+        )
         if not expected:  # no legal play: the turn passes
             assert _as_set(copies) == _as_set(b[None, ::-1]) and values.tolist() == [0]
             continue
@@ -164,7 +166,8 @@ def test_random_turns_only_touch_the_listed_boards():
     assert np.array_equal(boards[untouched], before[untouched])
     for r in rows:
         assert _as_set(boards[r][None, ::-1]) <= _reference(before[r], dice[r]) or (
-            np.array_equal(boards[r], before[r][::-1]) and not _reference(before[r], dice[r]))
+            np.array_equal(boards[r], before[r][::-1]) and not _reference(before[r], dice[r])
+        )
 
 
 def test_random_turns_bad_input_is_rejected():
@@ -178,5 +181,4 @@ def test_random_turns_bad_input_is_rejected():
     with pytest.raises(ValueError, match="uniform"):
         random_turns(boards, np.array([0]), np.array([[3, 1]]), np.array([0.5, 0.1]))
     with pytest.raises(ValueError, match="int8"):
-        random_turns(boards.astype(np.int64), np.array([0]), np.array([[3, 1]]),
-                     np.array([0.5]))
+        random_turns(boards.astype(np.int64), np.array([0]), np.array([[3, 1]]), np.array([0.5]))

@@ -27,7 +27,10 @@ def test_notation_matches_gnubg_formatter():
         gboard = [list(map(int, b[0])), list(map(int, b[1]))]
         for play in engine.legal_plays(pos, d):
             assert str(play) == gnubg.move_tuple_to_string(_flat(play), gboard), (
-                pos.position_id(), d, play.steps)
+                pos.position_id(),
+                d,
+                play.steps,
+            )
             checked += 1
     assert checked > 10_000
 
@@ -96,8 +99,22 @@ def test_intermediate_hit_notation():
 
 
 @pytest.mark.parametrize(
-    "text", ["", "24", "24/", "x/18", "24/25", "18/24", "off/3", "24/18(5)", "13/bar", "26/20",
-             "24/18((2)", "6/off/3", "bar*/20"]
+    "text",
+    [
+        "",
+        "24",
+        "24/",
+        "x/18",
+        "24/25",
+        "18/24",
+        "off/3",
+        "24/18(5)",
+        "13/bar",
+        "26/20",
+        "24/18((2)",
+        "6/off/3",
+        "bar*/20",
+    ],
 )
 def test_malformed_text_is_invalid(text):
     with pytest.raises(InvalidPlayError):
@@ -106,8 +123,14 @@ def test_malformed_text_is_invalid(text):
 
 @pytest.mark.parametrize(
     ("text", "dice"),
-    [("24/18 13/11", (6, 1)), ("5/off", (6, 5)), ("24/18(2)", (6, 5)), ("23/17", (6, 1)),
-     ("24/23", (6, 1)), ("6/1(2)", (5, 5))],
+    [
+        ("24/18 13/11", (6, 1)),
+        ("5/off", (6, 5)),
+        ("24/18(2)", (6, 5)),
+        ("23/17", (6, 1)),
+        ("24/23", (6, 1)),
+        ("6/1(2)", (5, 5)),
+    ],
 )
 def test_illegal_plays_are_illegal(text, dice):
     with pytest.raises(IllegalPlayError):

@@ -144,8 +144,21 @@ def test_round_robin_table_and_picture(tmp_path, capsys):
     from vrhcaby import cli
 
     out = tmp_path / "rr"
-    code = cli.main(["tournament", "random", "heuristic", "pubeval", "--games", "8",
-                     "--seed", "3", "--out", str(out), "--no-progress"])
+    code = cli.main(
+        [
+            "tournament",
+            "random",
+            "heuristic",
+            "pubeval",
+            "--games",
+            "8",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0 and "round robin" in text
     result = _json.loads((out / "results.json").read_text())

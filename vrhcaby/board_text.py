@@ -55,7 +55,10 @@ def draw(board: np.ndarray, state: MatchState | None = None) -> str:
     bar = f"|                  |BAR|                  |{bars}"
     side = [
         f"  O  pips {pip_o:3d}  off {off_o:2d}",
-        "", "", "", "",
+        "",
+        "",
+        "",
+        "",
     ]
     side_bottom = ["", "", "", "", f"  X  pips {pip_x:3d}  off {off_x:2d}  (on roll)"]
     lines = [*header, " " + _TOP]
@@ -67,9 +70,13 @@ def draw(board: np.ndarray, state: MatchState | None = None) -> str:
         cube = f"cube {state.cube_value}" + (
             "" if state.cube_owner < 0 else f" owned by player {state.cube_owner}"
         )
-        match = "money game" if state.match_length == 0 else (
-            f"{state.match_length}-point match, score {state.score[0]}-{state.score[1]}"
-            + (" (Crawford)" if state.crawford else "")
+        match = (
+            "money game"
+            if state.match_length == 0
+            else (
+                f"{state.match_length}-point match, score {state.score[0]}-{state.score[1]}"
+                + (" (Crawford)" if state.crawford else "")
+            )
         )
         lines.append(f" {match}; {cube}")
     lines.append(f" Pip count  X: {pip_x}  O: {pip_o}  X-O: {pip_x - pip_o}")

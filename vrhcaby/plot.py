@@ -36,16 +36,22 @@ def heatmap_svg(names: list[str], table: np.ndarray, title: str) -> str:
         y = _LABEL + i * _CELL + _CELL / 2 + 4
         x = _LABEL + i * _CELL + _CELL / 2
         out.append(f'<text x="{_LABEL - 6}" y="{y}" text-anchor="end">{escape(name)}</text>')
-        out.append(f'<text x="{x}" y="{_LABEL - 6}" text-anchor="start" '
-                   f'transform="rotate(-45 {x} {_LABEL - 6})">{escape(name)}</text>')
+        out.append(
+            f'<text x="{x}" y="{_LABEL - 6}" text-anchor="start" '
+            f'transform="rotate(-45 {x} {_LABEL - 6})">{escape(name)}</text>'
+        )
         for j in range(n):
             x0, y0 = _LABEL + j * _CELL, _LABEL + i * _CELL
             value = table[i, j]
             fill = "#ddd" if i == j or not np.isfinite(value) else _colour(value, scale)
-            out.append(f'<rect x="{x0}" y="{y0}" width="{_CELL}" height="{_CELL}" '
-                       f'fill="{fill}" stroke="white"/>')
+            out.append(
+                f'<rect x="{x0}" y="{y0}" width="{_CELL}" height="{_CELL}" '
+                f'fill="{fill}" stroke="white"/>'
+            )
             if i != j and np.isfinite(value):
-                out.append(f'<text x="{x0 + _CELL / 2}" y="{y0 + _CELL / 2 + 4}" '
-                           f'text-anchor="middle">{value:+.3f}</text>')
+                out.append(
+                    f'<text x="{x0 + _CELL / 2}" y="{y0 + _CELL / 2 + 4}" '
+                    f'text-anchor="middle">{value:+.3f}</text>'
+                )
     out.append("</svg>")
     return "\n".join(out)

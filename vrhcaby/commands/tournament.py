@@ -200,8 +200,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"ppg: A's points per game; interval over {mode if args.mirror else 'games'}")
     if len(agents) >= 3:
         names = [a[:10] for a in args.agents]
-        print("\nround robin: the row agent's " + (
-            "match-winning rate" if args.match_to else "points per game"))
+        print(
+            "\nround robin: the row agent's "
+            + ("match-winning rate" if args.match_to else "points per game")
+        )
         print(" " * 12 + "".join(f"{n:>11}" for n in names))
         for name, row in zip(names, table, strict=True):
             cells = "".join(f"{'—' if np.isnan(v) else _fmt(v):>11}" for v in row)
