@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from race_evaluator import RaceEvaluator
 
 import engine
 from agents.base import AfterstateAgent
@@ -32,23 +33,6 @@ from vrhcaby.rollout import (
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
 Z = 3.29  # 99.9% two-sided: a check that fails for a real error, not for a seed
-
-
-class RaceEvaluator:
-    """P(win) from the pip counts (the side to roll gains 8 pips), gammons from men off."""
-
-    variant = "standard"
-
-    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
-        a = np.asarray(afterstates, dtype=np.float64)
-        w = np.arange(1, 26)
-        lead = a[:, 0] @ w - a[:, 1] @ w - 8
-        win = 1 / (1 + np.exp(-lead / 12))
-        mine_off = 15 - a[:, 1].sum(axis=1)
-        theirs_off = 15 - a[:, 0].sum(axis=1)
-        wg = win * 0.3 * (theirs_off == 0) * np.exp(-mine_off / 30)
-        lg = (1 - win) * 0.3 * (mine_off == 0) * np.exp(-theirs_off / 30)
-        return np.stack([win, wg, wg * 0.1, lg, lg * 0.1], axis=1)
 
 
 def board(mine: dict[int, int], theirs: dict[int, int]) -> np.ndarray:

@@ -75,6 +75,7 @@ from engine.formats import GameState, MatchState
 from vrhcaby import cube
 from vrhcaby.met import KAZAROSS_XG2, mwc_to_emg
 from vrhcaby.net import equity, invert, outcome
+from vrhcaby.stats import nan_to_none
 
 __all__ = [
     "ROLLS",
@@ -308,7 +309,7 @@ class RolloutResult:
         """Figures for `--json`: probabilities, equity, errors, intervals, cuts."""
         e = self.estimate()
         lo, hi = e.ci95()
-        return _nan_to_none(
+        return nan_to_none(
             {
                 "trials": self.trials,
                 "probabilities": [float(v) for v in e.mean],
@@ -321,16 +322,6 @@ class RolloutResult:
                 "interrupted": self.interrupted,
             }
         )
-
-
-def _nan_to_none(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _nan_to_none(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_nan_to_none(v) for v in x]
-    return x
 
 
 # --- dice ----------------------------------------------------------------------------
@@ -1128,7 +1119,7 @@ class CubeAnalysis:
 
     def to_json(self) -> dict:
         d = self.decision
-        return _nan_to_none(
+        return nan_to_none(
             {
                 "action": d.action,
                 "detail": d.detail,
@@ -1200,7 +1191,7 @@ class CubeRollout:
     versus_optimal: dict[str, tuple[float, float]]
 
     def to_json(self) -> dict:
-        return _nan_to_none(
+        return nan_to_none(
             {
                 "action": self.action,
                 "detail": self.detail,

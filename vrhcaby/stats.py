@@ -62,3 +62,15 @@ def bradley_terry_elo(wins: np.ndarray, iterations: int = 2000) -> tuple[np.ndar
     centring = np.eye(k) - 1 / k
     cov = centring @ np.linalg.pinv(info) @ centring
     return elo, scale * np.sqrt(np.maximum(np.diag(cov), 0))
+
+
+def nan_to_none(x):
+    """`x` with every non-finite float, in nested dicts, lists and tuples, made None, so
+    that it can be written as strict JSON."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: nan_to_none(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [nan_to_none(v) for v in x]
+    return x

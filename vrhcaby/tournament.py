@@ -25,7 +25,7 @@ import numpy as np
 
 import engine
 from agents.base import GameContext, play_reaching
-from vrhcaby.stats import mean_ci95, wilson_ci95
+from vrhcaby.stats import mean_ci95, nan_to_none, wilson_ci95
 
 #: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
 CHUNK = 64
@@ -91,17 +91,7 @@ class PairResult:
         if not self.match_to:
             for k in ("match_to", "matches", "match_wins", "match_win_rate", "match_ci95"):
                 d.pop(k)
-        return _nan_to_none(d)
-
-
-def _nan_to_none(x):
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _nan_to_none(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_nan_to_none(v) for v in x]
-    return x
+        return nan_to_none(d)
 
 
 def check_agents(agents, settings: Settings) -> None:
