@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import signal
 import subprocess
 import sys
 import time
@@ -68,6 +69,10 @@ class TrainConfig:
     """Where checkpoints go."""
     runs_dir: str = "runs"
     """Where TensorBoard logs go (runs/NAME__SEED__TIME)."""
+    init_from: str = ""
+    """Start a new run from this checkpoint's network (not its optimizer, dice or games):
+    same hidden layers, and the same encoding or one that extends it, whose new inputs
+    start at zero weight. Ignored by --resume."""
     net: NetConfig = field(default_factory=NetConfig)
     sixdice: SheetNetConfig = field(default_factory=SheetNetConfig)
     """The six-dice network (game = "sixdice")."""
@@ -179,6 +184,9 @@ def run(args: argparse.Namespace) -> int:
                 "pass --resume to continue it or --set name=OTHER for a new run"
             )
         run_dir = Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
+        if cfg.init_from:
+            local.warm_start(*checkpoint.load(cfg.init_from))
+            print(f"started from the network of {cfg.init_from}", flush=True)
     if args.backend == "ray":  # self-play on the cluster; the learner stays here
         trainer = RayTrainer(local, cfg.ray, args.address)
 
@@ -206,6 +214,16 @@ def run(args: argparse.Namespace) -> int:
     next_eval = cfg.eval.every * (trainer.games // cfg.eval.every + 1) if cfg.eval.every else 0
     next_save = cfg.checkpoint_every * (trainer.games // cfg.checkpoint_every + 1)
     state = trainer.state()
+    stopped_by = signal.SIGINT
+
+    def stop(signum: int, _frame: Any) -> None:
+        nonlocal stopped_by
+        stopped_by = signal.Signals(signum)
+        raise KeyboardInterrupt
+
+    # A scheduler's SIGTERM saves as Ctrl-C does; SIGINT too when a shell that started the
+    # run in the background told it to ignore SIGINT.
+    handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         while trainer.games < cfg.games:
             state = trainer.state()  # what Ctrl-C saves: the start of this round
@@ -257,9 +275,14 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         bar.close()
         path = save(state)
-        print(f"interrupted: saved {path}; continue with --resume", file=sys.stderr)
-        return 130
+        print(
+            f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",
+            file=sys.stderr,
+        )
+        return 128 + stopped_by
     finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
         writer.close()
         if isinstance(trainer, RayTrainer):
             trainer.close()

@@ -6,8 +6,18 @@ import gnubg_nn
 import numpy as np
 import pytest
 
+import engine
 from tests.test_net import random_positions
-from vrhcaby.encode import RICH_FEATURES, encode_rich, encode_tesauro, rich_features
+from vrhcaby import encode
+from vrhcaby.encode import (
+    RICH_FEATURES,
+    encode_expert,
+    encode_rich,
+    encode_tesauro,
+    extends,
+    hit_rolls,
+    rich_features,
+)
 
 START = np.array(gnubg_nn.board_from_position_id("4HPwATDgc/ABMA"), dtype=np.int8)
 
@@ -79,6 +89,20 @@ def test_rich_matches_reference() -> None:
     np.testing.assert_array_equal(full[:, 198:], got)
 
 
+def test_rich_kernel_gives_the_numpy_floats() -> None:
+    roots, after, _ = random_positions(60, seed=14)
+    edge = np.zeros((3, 2, 25), np.int8)
+    edge[1, 0, 24] = 15  # everything on the bar against a side that has borne off
+    edge[2, :, 23] = 15  # both sides all on their 24-points
+    boards = np.concatenate([roots, after, edge])
+    kernel = np.empty((len(boards), len(RICH_FEATURES)), np.float32)
+    encode._rich_kernel(boards, kernel)
+    np.testing.assert_array_equal(kernel, encode._rich_numpy(boards))
+    np.testing.assert_array_equal(rich_features(boards), kernel)  # a big batch: the kernel
+    for board, row in zip(boards[::97], kernel[::97], strict=True):
+        np.testing.assert_allclose(row, rich_reference(board), atol=1e-6)
+
+
 def test_known_values_at_the_start() -> None:
     f = dict(zip(RICH_FEATURES, rich_features(START[None])[0], strict=True))
     assert f["pips_0"] == f["pips_1"] == pytest.approx(1.0)  # 167 pips each
@@ -103,3 +127,49 @@ def test_race_flag_agrees_with_gnubg_classes() -> None:
 def test_bad_shapes_are_errors() -> None:
     with pytest.raises(ValueError, match="shape"):
         encode_tesauro(np.zeros((2, 25), np.int8))
+
+
+# Rolls out of 36 that let one checker hit a blot n pips away with no point in between
+# made: the table every backgammon book prints (1: 11 rolls ... 6: 17, 7: 6 ... 12: 3).
+SHOTS = {1: 11, 2: 12, 3: 14, 4: 15, 5: 15, 6: 17, 7: 6, 8: 6, 9: 5, 10: 3, 11: 2, 12: 3}
+
+
+@pytest.mark.parametrize("distance", sorted(SHOTS))
+def test_hit_rolls_of_one_checker_match_the_shot_table(distance: int) -> None:
+    board = np.zeros((1, 2, 25), np.int8)
+    board[0, 1, 0] = 14  # the blot's side: the rest on its 1-point, behind the hitter
+    board[0, 1, 19] = 1  # a blot on its 20-point = the hitter's 5-point
+    board[0, 0, 4 + distance] = 1  # the hitter, `distance` pips behind it
+    board[0, 0, 0] = 14
+    assert hit_rolls(board)[0, 1] * 36 == pytest.approx(SHOTS[distance])
+
+
+def test_hit_rolls_against_the_move_generator() -> None:
+    """Exact but for the rule that a play must use as many dice as it can, which hit_rolls
+    ignores: never fewer hitting rolls than the legal plays give, and the same count for
+    nearly every position."""
+    roots, after, _ = random_positions(40, seed=15)
+    boards = np.concatenate([roots, after[::3]])
+    got = hit_rolls(boards) * 36
+    legal = np.zeros_like(got)
+    for target in (0, 1):
+        on_roll = boards[:, [target, 1 - target]].copy()  # gnubg layout: the hitter in row 1
+        for d1 in range(1, 7):
+            for d2 in range(d1, 7):
+                dice = np.tile([d1, d2], (len(boards), 1))
+                plays, parent = engine.batch_afterstates(on_roll, dice)
+                hits = np.zeros(len(boards), bool)
+                np.logical_or.at(hits, parent, plays[:, 0, 24] > on_roll[parent, 0, 24])
+                legal[:, target] += hits * (1 if d1 == d2 else 2)
+    assert (got >= legal - 1e-4).all()
+    assert np.mean(np.abs(got - legal) < 1e-4) > 0.995
+    assert legal.mean() > 5  # positions with blots in reach were tried
+
+
+def test_expert_is_rich_plus_the_hit_rolls() -> None:
+    boards = random_positions(10, seed=16)[0]
+    expert = encode_expert(boards)
+    np.testing.assert_array_equal(expert[:, :214], encode_rich(boards))
+    np.testing.assert_array_equal(expert[:, 214:], hit_rolls(boards))
+    assert extends("expert", "rich") and extends("rich", "tesauro") and extends("rich", "rich")
+    assert not extends("tesauro", "rich")

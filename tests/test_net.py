@@ -91,6 +91,8 @@ def test_outcome_is_the_result_seen_by_the_winner() -> None:
         NetConfig("tesauro", (12,), "sigmoid"),
         NetConfig("tesauro", (10, 6), "tanh"),
         NetConfig("rich", (9,), "relu"),
+        NetConfig("rich", (8, 5), "sigmoid"),
+        NetConfig("expert", (9,), "sigmoid"),
     ],
 )
 def test_numpy_evaluator_equals_torch(config: NetConfig) -> None:

@@ -105,7 +105,7 @@ def test_evaluator_numpy_path_equals_the_kernels(activation: str, monkeypatch) -
 
     kernels = evaluator.probabilities(after)
     kernels_from = evaluator.probabilities_from(roots, after, parent)
-    monkeypatch.setattr(net, "_in_numpy", lambda rows: True)
+    monkeypatch.setattr(net, "in_numpy", lambda rows: True)
     numpy_path = evaluator.probabilities(after)
     numpy_from = evaluator.probabilities_from(roots, after, parent)
     for got in (kernels, kernels_from, numpy_path, numpy_from):

@@ -9,7 +9,7 @@ import torch
 import engine
 from tests.test_net import random_positions
 from vrhcaby.encode import encode_tesauro
-from vrhcaby.net import NetConfig, equity, invert, joint, outcome
+from vrhcaby.net import Evaluator, NetConfig, equity, invert, joint, outcome
 from vrhcaby.td import (
     Episodes,
     Learner,
@@ -18,6 +18,7 @@ from vrhcaby.td import (
     Trainer,
     lambda_returns,
     segment_argmax,
+    weights_from_model,
 )
 
 # The linear part of the change of view (a signed permutation, its own transpose).
@@ -263,6 +264,33 @@ def test_trainer_state_round_trip_continues_exactly() -> None:
     other = Trainer(NetConfig(hidden=(6,)), TDConfig(), "standard", 100, 1, torch.device("cpu"))
     with pytest.raises(ValueError, match="198-5-5"):
         other.load_state(arrays, meta)
+
+
+def test_warm_start_grows_the_inputs_and_plays_as_the_saved_network() -> None:
+    cpu = torch.device("cpu")
+    rich = Trainer(NetConfig("rich", (6,)), TDConfig(batch_games=8), "standard", 8, 3, cpu)
+    rich.round()
+    arrays, meta = rich.state()
+    expert = Trainer(NetConfig("expert", (6,)), TDConfig(), "standard", 8, 4, cpu)
+    expert.warm_start(arrays, meta)
+    grown = expert.weights()
+    assert grown["model/0.weight"].shape == (6, 216)
+    np.testing.assert_array_equal(grown["model/0.weight"][:, :214], arrays["model/0.weight"])
+    assert not grown["model/0.weight"][:, 214:].any()
+    after = random_positions(3, seed=5)[1]
+    np.testing.assert_allclose(
+        Evaluator(expert.net, weights_from_model(expert.model)).probabilities(after),
+        Evaluator(rich.net, weights_from_model(rich.model)).probabilities(after),
+        atol=1e-6,
+    )
+    smaller, wider, tanh = (
+        NetConfig(hidden=(6,)),
+        NetConfig("expert", (7,)),
+        NetConfig("expert", (6,), "tanh"),
+    )
+    for net in (smaller, wider, tanh):
+        with pytest.raises(ValueError, match="cannot start"):
+            Trainer(net, TDConfig(), "standard", 8, 4, cpu).warm_start(arrays, meta)
 
 
 def test_trainer_learns_on_nackgammon_and_rejects_unknown_variants() -> None:

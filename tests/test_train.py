@@ -82,7 +82,8 @@ def wait_for_checkpoint(process: subprocess.Popen, directory: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "how", [signal.SIGINT, pytest.param(signal.SIGKILL, marks=pytest.mark.slow)]
+    "how",
+    [signal.SIGINT, signal.SIGTERM, pytest.param(signal.SIGKILL, marks=pytest.mark.slow)],
 )
 def test_killed_run_resumes_to_the_same_weights(
     tmp_path: Path, uninterrupted: Path, how: signal.Signals
@@ -99,8 +100,8 @@ def test_killed_run_resumes_to_the_same_weights(
     _, err = process.communicate(timeout=120)
     if process.returncode == 0:
         pytest.skip("the run finished before the signal arrived")
-    if how == signal.SIGINT:
-        assert process.returncode == 130 and "--resume" in err
+    if how != signal.SIGKILL:  # saved where it stopped
+        assert process.returncode == 128 + how and "--resume" in err, err
     latest = checkpoint.CheckpointDir(tmp_path / "ck", "smoke").latest()
     stopped_at = checkpoint.load(latest)[1]["games"]
     assert stopped_at < 96
@@ -140,6 +141,23 @@ def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path: Path, uninterrup
         run_train(tmp_path, "--set", f"checkpoint_dir={corrupt}", "--resume"), "not a readable"
     )
     assert {p: p.read_bytes() for p in existing.iterdir()} == before
+
+
+def test_a_warm_start_grows_a_finished_run_into_a_richer_network(
+    tmp_path: Path, uninterrupted: Path
+) -> None:
+    saved = checkpoint.CheckpointDir(uninterrupted / "ck", "smoke").latest()
+    rich = ["--set", "net.encoding=rich", "--set", "games=32", "--set", f"init_from={saved}"]
+    grown = run_train(tmp_path, *rich)
+    assert grown.returncode == 0, grown.stderr
+    assert f"started from the network of {saved}" in grown.stdout
+    arrays, meta = checkpoint.load(checkpoint.CheckpointDir(tmp_path / "ck", "smoke").latest())
+    assert arrays["model/0.weight"].shape == (8, 214) and meta["config"]["init_from"] == str(saved)
+    wider = run_train(tmp_path, "--set", "name=w", "--set", "net.hidden=[9]", *rich[4:])
+    one_line_error(wider, "cannot start a 198-9-5")
+    one_line_error(
+        run_train(tmp_path, "--set", "name=n", "--set", f"init_from={tmp_path / 'no.pt'}"), "no.pt"
+    )
 
 
 def test_vrhcaby_train_has_the_same_options() -> None:

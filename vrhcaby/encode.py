@@ -3,8 +3,8 @@
 Every encoder takes int8 boards of shape (N, 2, 25) in the project's layout (row 0 = the
 side to roll next, row 1 = the side that just moved, each from its own view, index 24 =
 bar) and returns float32 inputs of shape (N, width). No Python loop runs per position, so
-a whole ply of afterstates is encoded in one call. Pure numpy: the command-line evaluator
-uses it without importing torch.
+a whole ply of afterstates is encoded in one call. Numpy, and numba kernels for the
+hand-made features: the command-line evaluator uses it without importing torch.
 
 Encodings, chosen by name (`ENCODINGS`):
 
@@ -14,6 +14,8 @@ Encodings, chosen by name (`ENCODINGS`):
   row 0 rolls next (kept so the layout is Tesauro's 198).
 - ``rich`` (214 units): ``tesauro`` plus 16 hand-made features known to help (see
   `rich_features`).
+- ``expert`` (216 units): ``rich`` plus, for each side, the fraction of the rolls that
+  hit one of its blots (`hit_rolls`), blocked points and the bar taken into account.
 
 Acey-deucey boards are int8 (N, 2, 26), column 25 holding each side's checkers waiting to
 enter, and an afterstate may let its mover roll again. A network for them has the
@@ -28,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
+from vrhcaby.jit import in_numpy, lazy_jit
 
 _POINTS = 24
 _BAR = 24
@@ -101,8 +105,20 @@ def rich_features(boards: np.ndarray) -> np.ndarray:
     rolls in which at least one die lets the rearmost back checker (on the opponent's home
     board or the bar) land on a point that is not blocked (1 with no back checker). Then
     the pip difference (row 0 minus row 1, /100) and a race flag (1 = no contact left).
+
+    Big batches (or any batch once numba is loaded) go through a numba kernel that gives
+    the same floats as the numpy code, about 20 times faster.
     """
     boards = _as_boards(boards)
+    if in_numpy(boards.shape[0]):
+        return _rich_numpy(boards)
+    out = np.empty((boards.shape[0], len(RICH_FEATURES)), np.float32)
+    _rich_kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
+    return out
+
+
+def _rich_numpy(boards: np.ndarray) -> np.ndarray:
+    """`rich_features` in whole-batch numpy operations."""
     n = boards.shape[0]
     counts = boards.astype(np.int32)
     out = np.empty((n, 16), dtype=np.float32)
@@ -144,6 +160,141 @@ def rich_features(boards: np.ndarray) -> np.ndarray:
     return out
 
 
+@lazy_jit(fastmath=False)
+def _rich_kernel(boards, out):  # pragma: no cover - numba
+    """`rich_features` one board at a time, into `out` (N, 16) float32."""
+    for r in range(boards.shape[0]):
+        rear0 = rear1 = pips0 = pips1 = 0
+        for i in range(25):
+            c0, c1 = np.int64(boards[r, 0, i]), np.int64(boards[r, 1, i])
+            pips0 += (i + 1) * c0
+            pips1 += (i + 1) * c1
+            if c0 > 0:
+                rear0 = i + 1
+            if c1 > 0:
+                rear1 = i + 1
+        for row in range(2):
+            own, other = boards[r, row], boards[r, 1 - row]
+            blots = direct = indirect = home = run = prime = 0
+            for p in range(1, 25):
+                c = own[p - 1]
+                if c >= 2:
+                    run += 1
+                    prime = max(prime, run)
+                    home += p <= 6
+                else:
+                    run = 0
+                if c == 1:
+                    blots += 1
+                    for q in range(max(p - 12, 0), p):  # my point q holds other[24 - q]
+                        hitters = np.int64(other[24 - q])
+                        if q >= p - 6:
+                            direct += hitters
+                        else:
+                            indirect += hitters
+            escapes = 1.0
+            back = rear0 if row == 0 else rear1
+            if back >= 19:
+                blocked = 0
+                for die in range(1, 7):
+                    blocked += other[24 - (back - die)] >= 2
+                escapes = 1.0 - (blocked / 6.0) ** 2
+            col = 7 * row
+            out[r, col] = (pips0 if row == 0 else pips1) / _START_PIPS
+            out[r, col + 1] = blots / 5.0
+            out[r, col + 2] = direct / 10.0
+            out[r, col + 3] = indirect / 10.0
+            out[r, col + 4] = home / 6.0
+            out[r, col + 5] = prime / 6.0
+            out[r, col + 6] = escapes
+        out[r, 14] = (pips0 - pips1) / 100.0
+        out[r, 15] = rear0 + rear1 <= 25
+
+
+HIT_FEATURES = ("hit_rolls_0", "hit_rolls_1")
+"""Names of the units the `expert` encoding adds to `rich` (suffix = the row whose blots)."""
+
+
+def hit_rolls(boards: np.ndarray) -> np.ndarray:
+    """For each row, the fraction of the 36 rolls with which the other side can hit one of
+    its blots: (N, 2, 25) -> (N, 2) float32.
+
+    A roll hits when one checker lands on a blot with one die, or with the sum of its
+    dice over an open point (both orders tried; doubles move up to four steps, each landing
+    open), after the hitter's bar checkers have entered: two or more on the bar leave only
+    the entering dice (doubles: the steps left after all have entered), one on the bar
+    leaves the other die. The rule that a play must use as many dice as it can is not
+    applied, so a rare roll counts although every legal play with it misses.
+    """
+    boards = _as_boards(boards)
+    out = np.empty((boards.shape[0], 2), np.float32)
+    _hit_kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
+    return out
+
+
+@lazy_jit(fastmath=False)
+def _hit_kernel(boards, out):  # pragma: no cover - numba
+    """`hit_rolls` into `out` (N, 2), with bit masks of points in the hitter's view."""
+    one = np.int64(1)
+    for r in range(boards.shape[0]):
+        for target in range(2):
+            hitter = 1 - target
+            blots = blocked = sources = np.int64(0)
+            for p in range(1, 25):  # the target's point p is the hitter's 25 - p
+                c = boards[r, target, p - 1]
+                if c == 1:
+                    blots |= one << (25 - p)
+                elif c >= 2:
+                    blocked |= one << (25 - p)
+                if boards[r, hitter, p - 1] > 0:
+                    sources |= one << p
+            on_bar = np.int64(boards[r, hitter, 24])
+            hits = 0
+            for d1 in range(1, 7):
+                for d2 in range(d1, 7):
+                    hit = np.int64(0)
+                    if d1 == d2:
+                        steps = 4
+                        reach = sources
+                        if on_bar:
+                            entry = one << (25 - d1)
+                            if blocked & entry:
+                                continue  # nothing moves
+                            hit |= blots & entry
+                            steps -= min(on_bar, 4)
+                            reach |= entry
+                        for _ in range(steps):
+                            landed = reach >> d1
+                            hit |= landed & blots
+                            reach = landed & ~blocked & ~one  # bit 0: borne off
+                        hits += hit != 0
+                        continue
+                    if on_bar >= 2:
+                        hit = ((one << (25 - d1)) | (one << (25 - d2))) & blots
+                    elif on_bar == 1:
+                        for enter, other in ((d1, d2), (d2, d1)):
+                            entry = one << (25 - enter)
+                            if not blocked & entry:
+                                hit |= (entry | ((sources | entry) >> other)) & blots
+                    else:
+                        total = d1 + d2
+                        hit = ((sources >> d1) | (sources >> d2)) & blots
+                        hit |= ((sources & ~(blocked << d1)) >> total) & blots
+                        hit |= ((sources & ~(blocked << d2)) >> total) & blots
+                    hits += 2 * (hit != 0)
+            out[r, target] = hits / 36.0
+
+
+def expert_features(boards: np.ndarray) -> np.ndarray:
+    """The `rich_features` followed by the `hit_rolls`: (N, 2, 25) -> (N, 18) float32."""
+    return np.concatenate([rich_features(boards), hit_rolls(boards)], axis=1)
+
+
+def encode_expert(boards: np.ndarray) -> np.ndarray:
+    """Tesauro's 198 units followed by the 18 `expert_features`: (N, 2, 25) -> (N, 216)."""
+    return np.concatenate([encode_tesauro(boards), expert_features(boards)], axis=1)
+
+
 def encode_rich(boards: np.ndarray) -> np.ndarray:
     """Tesauro's 198 units followed by the 16 `rich_features`: (N, 2, 25) -> (N, 214)."""
     return np.concatenate([encode_tesauro(boards), rich_features(boards)], axis=1)
@@ -152,8 +303,23 @@ def encode_rich(boards: np.ndarray) -> np.ndarray:
 ENCODINGS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int]] = {
     "tesauro": (encode_tesauro, 198),
     "rich": (encode_rich, 214),
+    "expert": (encode_expert, 216),
 }
 """Encoding name -> (encoder, number of input units)."""
+
+FEATURES: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
+    "tesauro": None,
+    "rich": rich_features,
+    "expert": expert_features,
+}
+"""Encoding name -> the function of its units after Tesauro's 198 (None: there are none)."""
+
+
+def extends(name: str, base: str) -> bool:
+    """Whether encoding `name` is encoding `base` with more units after it (or the same), so
+    that a network of `base` can grow into one of `name` (`vrhcaby.td.Trainer.warm_start`)."""
+    order = list(ENCODINGS)  # each encoding is the one before it plus units at the end
+    return order.index(name) >= order.index(base)
 
 
 VARIANT_INPUTS = ("waiting_0", "waiting_1", "rolls_again")

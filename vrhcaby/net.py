@@ -18,10 +18,7 @@ evaluator (`load_evaluator`) runs in numpy alone so that the command line starts
 
 from __future__ import annotations
 
-import functools
 import itertools
-import sys
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,14 +27,15 @@ import numpy as np
 
 from vrhcaby import checkpoint
 from vrhcaby.encode import (
+    FEATURES,
     VARIANT_INPUTS,
     WAITING,
     encode_variant,
     get_encoding,
-    rich_features,
     variant_units,
     waiting_on_bar,
 )
+from vrhcaby.jit import in_numpy, lazy_jit
 
 if TYPE_CHECKING:
     import torch
@@ -200,33 +198,8 @@ def build_model(config: NetConfig) -> torch.nn.Sequential:
 # An acey-deucey net's waiting checkers are a 26th cell: its bar units (they count on the
 # bar) plus its own waiting unit, both linear in the count.
 
-#: The most rows evaluated in plain numpy while numba is not loaded yet.
-SMALL_BATCH = 256
 
-
-def _in_numpy(rows: int) -> bool:
-    """Whether a batch skips the numba kernels: a small one, while numba is not loaded (a
-    one-off command then never pays the second or so that loading it takes)."""
-    return rows <= SMALL_BATCH and "numba" not in sys.modules
-
-
-def _jit(fn: Callable) -> Callable:
-    """`fn` compiled by numba (cached on disk) on its first call, not at import."""
-    compiled: Callable | None = None
-
-    @functools.wraps(fn)
-    def call(*args: Any) -> Any:
-        nonlocal compiled
-        if compiled is None:
-            from numba import njit
-
-            compiled = njit(cache=True, fastmath=True)(fn)
-        return compiled(*args)
-
-    return call
-
-
-@_jit
+@lazy_jit
 def _layer1_full(boards, table, off_table, bias):  # pragma: no cover - numba
     n, width = boards.shape[0], bias.size
     out = np.empty((n, width), np.float32)
@@ -246,7 +219,7 @@ def _layer1_full(boards, table, off_table, bias):  # pragma: no cover - numba
     return out
 
 
-@_jit
+@lazy_jit
 def _layer1_delta(after, parent, roots, base, table, off_table):  # pragma: no cover - numba
     m, width = after.shape[0], base.shape[1]
     out = np.empty((m, width), np.float32)
@@ -278,15 +251,16 @@ def _layer1_delta(after, parent, roots, base, table, off_table):  # pragma: no c
 _BLOCK = 32
 
 
-@_jit
+@lazy_jit
 def _output(
-    layer, after, parent, roots, table, off_table, activation, weight, bias
+    layer, after, parent, roots, table, off_table, features, extra, activation, weight, bias
 ):  # pragma: no cover - numba
     """The hidden activation (0 sigmoid, 1 tanh, 2 relu), the output layer and its sigmoid.
 
     The hidden pre-activations are the rows of `layer` when `after` has no rows; otherwise
     those of afterstates `after` played from `roots[parent]`: the roots' rows of `layer`
-    plus the changed cells' table differences, as `_layer1_delta` has them, never stored.
+    plus the changed cells' table differences, as `_layer1_delta` has them, never stored,
+    plus `features[r] @ extra` (the inputs that are not board cells; none if no columns).
     Sigmoids use Cephes' polynomial expf (within an ulp or two of libm's), which numba
     vectorizes where it cannot vectorize a call to libm.
     """
@@ -350,6 +324,11 @@ def _output(
                         row[k] += (
                             off_table[s, 15 - total_after, k] - off_table[s, 15 - total_root, k]
                         )
+            for j in range(features.shape[1]):
+                f = features[r, j]
+                if f != 0:
+                    for k in range(width):
+                        row[k] += f * extra[j, k]
         hidden = h[:rows].reshape(-1)
         if activation == 0:
             sigmoid(hidden)
@@ -381,7 +360,7 @@ def _last_layer(
     empty = np.zeros((2, 1, 16, 1), np.float32)
     return _output(
         np.ascontiguousarray(layer, np.float32), _NO_AFTERSTATES, _NO_PARENT, _NO_AFTERSTATES,
-        empty, empty[0], activation, weight, bias,
+        empty, empty[0], empty[0, 0], empty[0, 0], activation, weight, bias,
     )  # fmt: skip
 
 
@@ -456,14 +435,15 @@ class Evaluator:
             self._off[side] = np.outer(counts / 15.0, w1[:, 98 * side + 97])
         self._bias = (b1 + w1[:, 196]).astype(np.float32)  # the constant "row 0 rolls" unit
         width = get_encoding(self.net.encoding)[1]
-        self._extra = w1[:, 198:width].T.copy()  # columns of the hand-made features, if any
-        self._again = np.zeros(hidden, np.float32)
+        self._features_of = FEATURES[self.net.encoding]
+        extra = [w1[:, 198:width].T]  # the rows of `_features`: hand-made features, if any
         if self.net.variant_inputs:
             for side in (0, 1):
                 self._table[side, WAITING] = self._table[side, 24] + np.outer(
                     counts / 15.0, w1[:, width + side]
                 )
-            self._again = w1[:, width + 2].copy()
+            extra.append(w1[None, :, width + 2])  # the "rolls again" unit
+        self._extra = np.ascontiguousarray(np.concatenate(extra), np.float32)
 
     def _check(self, boards: np.ndarray, extra_turn: np.ndarray | None) -> np.ndarray:
         boards = np.ascontiguousarray(boards, dtype=np.int8)
@@ -477,14 +457,24 @@ class Evaluator:
             raise ValueError("extra_turn is for acey-deucey networks (variant inputs) only")
         return boards
 
+    def _features(self, boards: np.ndarray, extra_turn: np.ndarray | None) -> np.ndarray:
+        """The inputs that are not board cells (N, F), whose weights are `self._extra`: the
+        hand-made features, and for acey-deucey the "rolls again" unit."""
+        columns = []
+        if self._features_of is not None:
+            plain = waiting_on_bar(boards) if self.net.variant_inputs else boards
+            columns.append(self._features_of(plain))
+        if self.net.variant_inputs:
+            columns.append(variant_units(boards, extra_turn)[:, 2:])
+        if not columns:
+            return np.zeros((boards.shape[0], 0), np.float32)
+        return columns[0] if len(columns) == 1 else np.concatenate(columns, axis=1)
+
     def _extras(
         self, boards: np.ndarray, layer: np.ndarray, extra_turn: np.ndarray | None
     ) -> np.ndarray:
         if self._extra.shape[0]:
-            plain = waiting_on_bar(boards) if self.net.variant_inputs else boards
-            layer += rich_features(plain) @ self._extra
-        if extra_turn is not None:
-            layer += variant_units(boards, extra_turn)[:, 2:] * self._again
+            layer += self._features(boards, extra_turn) @ self._extra
         return layer
 
     def _head(self, layer: np.ndarray) -> np.ndarray:
@@ -493,7 +483,7 @@ class Evaluator:
             x = _np_activation(self.net.activation, x) @ w.T
             x += b
         w, b = self.weights[-1]
-        if _in_numpy(x.shape[0]):
+        if in_numpy(x.shape[0]):
             return joint(_last_layer_numpy(x, self.net.activation, w, b))
         return joint(_last_layer(x, ACTIVATIONS.index(self.net.activation), w, b))
 
@@ -507,7 +497,7 @@ class Evaluator:
         `extra_turn` (N,) bool may mark the afterstates whose mover rolls again (None: none).
         """
         boards = self._check(afterstates, extra_turn)
-        layer1 = _layer1_numpy if _in_numpy(boards.shape[0]) else _layer1_full
+        layer1 = _layer1_numpy if in_numpy(boards.shape[0]) else _layer1_full
         layer = layer1(boards, self._table, self._off, self._bias)
         return self._head(self._extras(boards, layer, extra_turn))
 
@@ -522,16 +512,16 @@ class Evaluator:
         mover in row 1): faster, since only the cells a play changed are recomputed."""
         roots = self._check(roots, None)
         after = self._check(afterstates, extra_turn)
-        if _in_numpy(after.shape[0]):
+        if in_numpy(after.shape[0]):
             return self.probabilities(after, extra_turn)
         base = _layer1_full(roots, self._table, self._off, self._bias)
         parent = np.ascontiguousarray(parent, dtype=np.int64)
-        if len(self.weights) == 2 and not self._extra.shape[0] and extra_turn is None:
-            # One hidden layer and nothing but the table: the fused kernel.
+        if len(self.weights) == 2:  # one hidden layer: the fused kernel
             w, b = self.weights[1]
             activation = ACTIVATIONS.index(self.net.activation)
+            features = self._features(after, extra_turn)
             conditional = _output(base, after, parent, roots, self._table, self._off,
-                                  activation, w, b)  # fmt: skip
+                                  features, self._extra, activation, w, b)  # fmt: skip
             return joint(conditional)
         layer = _layer1_delta(after, parent, roots, base, self._table, self._off)
         return self._head(self._extras(after, layer, extra_turn))

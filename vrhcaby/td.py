@@ -58,6 +58,7 @@ from engine.acey_deucey import (
     game_value_ad,
     start_boards_ad,
 )
+from vrhcaby.encode import extends
 from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint, outcome
 
 OPTIMIZERS = ("sgd", "adam")
@@ -812,6 +813,38 @@ class Trainer:
             "rng": self.rng.bit_generator.state,
         }
         return arrays, meta
+
+    def warm_start(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        """Start from another backgammon run's network weights (not its optimizer, dice or
+        games played).
+
+        The saved network must have the same hidden layers and activation. Its encoding may
+        be one that this network's extends (`vrhcaby.encode.extends`): the inputs it lacks
+        start with zero weights, so the network first plays exactly as the saved one did.
+        """
+        if meta.get("game", "backgammon") != "backgammon" or self.game.name != "backgammon":
+            raise ValueError("a warm start takes a backgammon network into a backgammon run")
+        saved = NetConfig.from_dict(meta["net"])
+        grows = replace(saved, encoding=self.net.encoding) == self.net and (
+            saved.encoding == self.net.encoding
+            or (not saved.variant_inputs and extends(self.net.encoding, saved.encoding))
+        )
+        if not grows:
+            raise ValueError(
+                f"cannot start a {self.net.describe()} network from a {saved.describe()} one: "
+                "the hidden layers and activation must match, and the encoding be the same "
+                "or one that extends it"
+            )
+        weights = {}
+        for name, tensor in self.model.state_dict().items():
+            if f"model/{name}" not in arrays:
+                raise ValueError(f"the checkpoint lacks weights model/{name}")
+            value = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
+            missing = tensor.shape[-1] - value.shape[-1]
+            if value.ndim == 2 and missing > 0:  # new input units, at the end
+                value = torch.cat([value, value.new_zeros(len(value), missing)], 1)
+            weights[name] = value
+        self.model.load_state_dict(weights)
 
     def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Restore what `state` saved (weights, optimizer, RNGs, games played)."""
