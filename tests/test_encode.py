@@ -161,6 +161,7 @@ def test_hit_rolls_against_the_move_generator() -> None:
                 hits = np.zeros(len(boards), bool)
                 np.logical_or.at(hits, parent, plays[:, 0, 24] > on_roll[parent, 0, 24])
                 legal[:, target] += hits * (1 if d1 == d2 else 2)
+    np.testing.assert_array_equal(encode._hit_numpy(boards) * 36, got)  # both ways agree
     assert (got >= legal - 1e-4).all()
     assert np.mean(np.abs(got - legal) < 1e-4) > 0.995
     assert legal.mean() > 5  # positions with blots in reach were tried

@@ -227,8 +227,52 @@ def hit_rolls(boards: np.ndarray) -> np.ndarray:
     applied, so a rare roll counts although every legal play with it misses.
     """
     boards = _as_boards(boards)
+    if in_numpy(boards.shape[0]):
+        return _hit_numpy(boards)
     out = np.empty((boards.shape[0], 2), np.float32)
     _hit_kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
+    return out
+
+
+def _hit_numpy(boards: np.ndarray) -> np.ndarray:
+    """`hit_rolls` in whole-batch numpy operations on the kernel's bit masks."""
+    out = np.empty((boards.shape[0], 2), np.float32)
+    bits = np.int64(1) << np.arange(24, 0, -1, dtype=np.int64)  # target point p: bit 25 - p
+    own_bits = np.int64(1) << np.arange(1, 25, dtype=np.int64)
+    for target in (0, 1):
+        them, us = boards[:, target, :24], boards[:, 1 - target]
+        blots = (bits * (them == 1)).sum(axis=1)
+        blocked = (bits * (them >= 2)).sum(axis=1)
+        sources = (own_bits * (us[:, :24] > 0)).sum(axis=1)
+        on_bar = us[:, 24].astype(np.int64)
+        hits = np.zeros(len(boards), np.int64)
+        for d1 in range(1, 7):
+            for d2 in range(d1, 7):
+                if d1 == d2:
+                    entry = np.int64(1) << (25 - d1)
+                    moves = (on_bar == 0) | (blocked & entry == 0)
+                    hit = np.where(on_bar > 0, blots & entry, 0)
+                    reach = sources | np.where(on_bar > 0, entry, 0)
+                    steps = 4 - np.minimum(on_bar, 4)
+                    for step in range(4):
+                        landed = reach >> d1
+                        hit |= np.where(steps > step, landed & blots, 0)
+                        reach = landed & ~blocked & ~np.int64(1)
+                    hits += (hit != 0) & moves
+                    continue
+                entries = (np.int64(1) << (25 - d1)) | (np.int64(1) << (25 - d2))
+                total = d1 + d2
+                free = ((sources >> d1) | (sources >> d2)) & blots
+                free |= ((sources & ~(blocked << d1)) >> total) & blots
+                free |= ((sources & ~(blocked << d2)) >> total) & blots
+                one_in = np.zeros(len(boards), np.int64)
+                for enter, other in ((d1, d2), (d2, d1)):
+                    entry = np.int64(1) << (25 - enter)
+                    enters = blocked & entry == 0
+                    one_in |= np.where(enters, (entry | ((sources | entry) >> other)) & blots, 0)
+                hit = np.where(on_bar >= 2, entries & blots, np.where(on_bar == 1, one_in, free))
+                hits += 2 * (hit != 0)
+        out[:, target] = hits / 36.0
     return out
 
 

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -88,7 +87,6 @@ __all__ = [
     "RolloutResult",
     "Settings",
     "add_cubeful",
-    "cpu_count",
     "cube_analysis",
     "cube_rollout",
     "default_evaluator",
@@ -720,14 +718,6 @@ class _Job:
 
 
 _WORKER: dict = {}
-
-
-def cpu_count() -> int:
-    """The CPUs this process may run on (its affinity, where the system tells it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _worker_init() -> None:

@@ -428,24 +428,24 @@ def run_pair(
         if on_result:
             on_result(r)
 
+    chunks = list(_chunks(samples))
     if backend == "ray":
         from vrhcaby.distributed import run_pair_ray
 
-        chunks = list(_chunks(samples))
         interrupted = run_pair_ray(
             agents, chunks, seed=seed, settings=settings, workers=workers, on_result=keep
         )
         return results, interrupted
     try:
-        if jobs <= 1:
-            for chunk in _chunks(samples):
+        if jobs <= 1 or len(chunks) == 1:
+            for chunk in chunks:
                 play_chunk(agents, chunk, seed, settings, keep)
         else:
             _WORKER.update(agents=agents, seed=seed, settings=settings)
             ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(jobs, initializer=_worker_init) as pool:
+            with ctx.Pool(min(jobs, len(chunks)), initializer=_worker_init) as pool:
                 try:
-                    for chunk_results in pool.imap_unordered(_worker_chunk, _chunks(samples)):
+                    for chunk_results in pool.imap_unordered(_worker_chunk, chunks):
                         for r in chunk_results:
                             keep(r)
                 except KeyboardInterrupt:

@@ -3,6 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import os
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity, where the system tells it): the
+    default number of local processes of the verbs that spread their work."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
+    """`--jobs`, local processes, by default one per CPU (results do not depend on it)."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=cpu_count(),
+        help="local processes (default: this machine's CPUs, %(default)s)",
+    )
 
 
 def add_ray_arguments(

@@ -19,7 +19,7 @@ import sys
 import engine
 from agents import load_agent
 from engine.formats import MatchState, parse_position
-from vrhcaby.commands import add_ray_arguments
+from vrhcaby.commands import add_jobs_argument, add_ray_arguments
 from vrhcaby.rollout import (
     CubeRollout,
     CubeSetting,
@@ -27,7 +27,6 @@ from vrhcaby.rollout import (
     RolloutResult,
     Settings,
     add_cubeful,
-    cpu_count,
     cube_analysis,
     cube_rollout,
     default_evaluator,
@@ -91,12 +90,7 @@ def register(subparsers) -> None:
         help="luck adjustment (default on)",
     )
     parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=cpu_count(),
-        help="local processes (default: this machine's CPUs, %(default)s)",
-    )
+    add_jobs_argument(parser)
     add_ray_arguments(
         parser,
         "where trials run: local processes (--jobs) or Ray tasks (default local)",

@@ -19,7 +19,7 @@ import numpy as np
 
 from agents import load_agent
 from vrhcaby import matchfile
-from vrhcaby.commands import add_ray_arguments
+from vrhcaby.commands import add_jobs_argument, add_ray_arguments
 from vrhcaby.plot import heatmap_svg
 from vrhcaby.stats import bradley_terry_elo
 from vrhcaby.tournament import PairResult, Settings, check_agents, play_pair
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="games (or matches) per pair of agents (default 1000)",
     )
     parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
-    parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
+    add_jobs_argument(parser)
     add_ray_arguments(
         parser,
         "local: --jobs processes here (default); ray: a Ray cluster (vrhcaby[ray])",
