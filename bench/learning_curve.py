@@ -4,6 +4,11 @@ Reads the `eval/ppg_*` scalars (and their 95% intervals) that `train.py` logs to
 TensorBoard, prints them as a table and draws them as an SVG picture for the README.
 
     python bench/learning_curve.py runs/quick__1__1796017957 --out docs/learning-curve.svg
+    python bench/learning_curve.py runs/rich__1__1796026359 \
+        --then runs/expert__3__1796037019@1750000 --out docs/learning-curve-expert.svg
+
+`--then RUN@GAMES` continues the curve with a run warm-started (`init_from`) from the first
+one's network at GAMES games: its own games are counted on from there.
 """
 
 from __future__ import annotations
@@ -34,6 +39,18 @@ def read_curves(run_dir: str) -> dict[str, list[tuple[int, float, float, float]]
     if not curves:
         raise SystemExit(f"{run_dir}: no eval/ppg_* scalars (was evaluation on?)")
     return curves
+
+
+def chain(
+    curves: dict[str, list[tuple[int, float, float, float]]],
+    later: dict[str, list[tuple[int, float, float, float]]],
+    offset: int,
+) -> dict[str, list[tuple[int, float, float, float]]]:
+    """`curves` up to `offset` games, then `later`'s points `offset` games on."""
+    out = {name: [p for p in pts if p[0] <= offset] for name, pts in curves.items()}
+    for name, pts in later.items():
+        out.setdefault(name, []).extend((g + offset, v, lo, hi) for g, v, lo, hi in pts)
+    return {name: pts for name, pts in out.items() if pts}
 
 
 def svg(curves: dict[str, list[tuple[int, float, float, float]]], title: str) -> str:
@@ -90,8 +107,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir")
     ap.add_argument("--out", type=Path, help="write the SVG picture here")
+    ap.add_argument(
+        "--then",
+        action="append",
+        default=[],
+        metavar="RUN_DIR@GAMES",
+        help="a run warm-started from the curve's network at GAMES games (repeatable)",
+    )
     args = ap.parse_args()
     curves = read_curves(args.run_dir)
+    for then in args.then:
+        run_dir, _, games = then.rpartition("@")
+        if not run_dir or not games.isdigit():
+            raise SystemExit(f"--then wants RUN_DIR@GAMES, got {then!r}")
+        curves = chain(curves, read_curves(run_dir), int(games))
     for name, pts in sorted(curves.items()):
         print(f"vs {name}")
         for g, v, lo, hi in pts:

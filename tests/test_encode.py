@@ -15,8 +15,8 @@ from vrhcaby.encode import (
     encode_rich,
     encode_tesauro,
     extends,
-    hit_rolls,
     rich_features,
+    shots,
 )
 
 START = np.array(gnubg_nn.board_from_position_id("4HPwATDgc/ABMA"), dtype=np.int8)
@@ -135,42 +135,55 @@ SHOTS = {1: 11, 2: 12, 3: 14, 4: 15, 5: 15, 6: 17, 7: 6, 8: 6, 9: 5, 10: 3, 11: 
 
 
 @pytest.mark.parametrize("distance", sorted(SHOTS))
-def test_hit_rolls_of_one_checker_match_the_shot_table(distance: int) -> None:
+def test_shots_of_one_checker_match_the_shot_table(distance: int) -> None:
     board = np.zeros((1, 2, 25), np.int8)
     board[0, 1, 0] = 14  # the blot's side: the rest on its 1-point, behind the hitter
-    board[0, 1, 19] = 1  # a blot on its 20-point = the hitter's 5-point
+    board[0, 1, 19] = 1  # a blot on its 20-point = the hitter's 5-point: a hit costs 5 pips
     board[0, 0, 4 + distance] = 1  # the hitter, `distance` pips behind it
     board[0, 0, 0] = 14
-    assert hit_rolls(board)[0, 1] * 36 == pytest.approx(SHOTS[distance])
+    rolls, pips = shots(board)[0, [1, 3]] * 36
+    assert rolls == pytest.approx(SHOTS[distance]) and pips * 24 == pytest.approx(5 * rolls)
 
 
-def test_hit_rolls_against_the_move_generator() -> None:
-    """Exact but for the rule that a play must use as many dice as it can, which hit_rolls
-    ignores: never fewer hitting rolls than the legal plays give, and the same count for
-    nearly every position."""
-    roots, after, _ = random_positions(40, seed=15)
-    boards = np.concatenate([roots, after[::3]])
-    got = hit_rolls(boards) * 36
-    legal = np.zeros_like(got)
+def legal_shots(boards: np.ndarray) -> np.ndarray:
+    """`shots` from the move generator: per roll, whether some legal play hits, and the most
+    pips one hit blot of the row loses (its distance from home: 25 - its point)."""
+    out = np.zeros((len(boards), 4))
+    points = np.arange(1, 25)
     for target in (0, 1):
         on_roll = boards[:, [target, 1 - target]].copy()  # gnubg layout: the hitter in row 1
         for d1 in range(1, 7):
             for d2 in range(d1, 7):
                 dice = np.tile([d1, d2], (len(boards), 1))
                 plays, parent = engine.batch_afterstates(on_roll, dice)
-                hits = np.zeros(len(boards), bool)
-                np.logical_or.at(hits, parent, plays[:, 0, 24] > on_roll[parent, 0, 24])
-                legal[:, target] += hits * (1 if d1 == d2 else 2)
-    np.testing.assert_array_equal(encode._hit_numpy(boards) * 36, got)  # both ways agree
-    assert (got >= legal - 1e-4).all()
-    assert np.mean(np.abs(got - legal) < 1e-4) > 0.995
-    assert legal.mean() > 5  # positions with blots in reach were tried
+                hit = (on_roll[parent, 0, :24] == 1) & (plays[:, 0, :24] == 0)
+                cost = np.where(hit, 25 - points, 0).max(axis=1)
+                best = np.zeros(len(boards), int)
+                np.maximum.at(best, parent, cost)
+                weight = 1 if d1 == d2 else 2
+                out[:, target] += weight * (best > 0)
+                out[:, 2 + target] += weight * best / 24
+    return out / 36
 
 
-def test_expert_is_rich_plus_the_hit_rolls() -> None:
+def test_shots_against_the_move_generator() -> None:
+    """Exact but for the rule that a play must use as many dice as it can, which `shots`
+    ignores: never fewer hitting rolls or pips than the legal plays give, and the same for
+    nearly every position."""
+    roots, after, _ = random_positions(40, seed=15)
+    boards = np.concatenate([roots, after[::3]])
+    got = shots(boards)
+    np.testing.assert_array_equal(encode._shots_numpy(boards), got)  # both ways agree
+    legal = legal_shots(boards)
+    assert (got >= legal - 1e-5).all()
+    assert np.mean(np.abs(got - legal) < 1e-5) > 0.995
+    assert legal[:, :2].mean() > 0.2  # positions with blots in reach were tried
+
+
+def test_expert_is_rich_plus_the_shots() -> None:
     boards = random_positions(10, seed=16)[0]
     expert = encode_expert(boards)
     np.testing.assert_array_equal(expert[:, :214], encode_rich(boards))
-    np.testing.assert_array_equal(expert[:, 214:], hit_rolls(boards))
+    np.testing.assert_array_equal(expert[:, 214:], shots(boards))
     assert extends("expert", "rich") and extends("rich", "tesauro") and extends("rich", "rich")
     assert not extends("tesauro", "rich")

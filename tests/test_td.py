@@ -266,29 +266,44 @@ def test_trainer_state_round_trip_continues_exactly() -> None:
         other.load_state(arrays, meta)
 
 
-def test_warm_start_grows_the_inputs_and_plays_as_the_saved_network() -> None:
+@pytest.mark.parametrize("hidden", [(6,), (11,)])
+def test_warm_start_grows_the_network_and_plays_as_the_saved_one(hidden) -> None:
     cpu = torch.device("cpu")
     rich = Trainer(NetConfig("rich", (6,)), TDConfig(batch_games=8), "standard", 8, 3, cpu)
     rich.round()
     arrays, meta = rich.state()
-    expert = Trainer(NetConfig("expert", (6,)), TDConfig(), "standard", 8, 4, cpu)
+    expert = Trainer(NetConfig("expert", hidden), TDConfig(batch_games=8), "standard", 16, 4, cpu)
     expert.warm_start(arrays, meta)
     grown = expert.weights()
-    assert grown["model/0.weight"].shape == (6, 216)
-    np.testing.assert_array_equal(grown["model/0.weight"][:, :214], arrays["model/0.weight"])
-    assert not grown["model/0.weight"][:, 214:].any()
+    assert grown["model/0.weight"].shape == (hidden[0], 218)
+    assert grown["model/2.weight"].shape == (5, hidden[0])
+    np.testing.assert_array_equal(grown["model/0.weight"][:6, :214], arrays["model/0.weight"])
+    np.testing.assert_array_equal(grown["model/2.weight"][:, :6], arrays["model/2.weight"])
+    assert not grown["model/0.weight"][:6, 214:].any() and not grown["model/2.weight"][:, 6:].any()
+    if hidden[0] > 6:  # new hidden units: random incoming weights
+        assert grown["model/0.weight"][6:].std() > 0.01
     after = random_positions(3, seed=5)[1]
     np.testing.assert_allclose(
         Evaluator(expert.net, weights_from_model(expert.model)).probabilities(after),
         Evaluator(rich.net, weights_from_model(rich.model)).probabilities(after),
         atol=1e-6,
     )
-    smaller, wider, tanh = (
-        NetConfig(hidden=(6,)),
-        NetConfig("expert", (7,)),
-        NetConfig("expert", (6,), "tanh"),
-    )
-    for net in (smaller, wider, tanh):
+    expert.round()  # and it learns: every weight, the new ones too, moves (the new units'
+    expert.round()  # inputs from the second update on, once their outputs have moved)
+    moved = expert.weights()
+    assert (moved["model/0.weight"][:, 214:] != 0).any()
+    if hidden[0] > 6:
+        assert (moved["model/0.weight"][6:] != grown["model/0.weight"][6:]).any()
+        assert (moved["model/2.weight"][:, 6:] != 0).any()
+
+
+def test_warm_start_refuses_what_it_cannot_grow() -> None:
+    cpu = torch.device("cpu")
+    rich = Trainer(NetConfig("rich", (6,)), TDConfig(batch_games=8), "standard", 8, 3, cpu)
+    arrays, meta = rich.state()
+    fewer_inputs, narrower = NetConfig(hidden=(6,)), NetConfig("rich", (5,))
+    tanh, deeper = NetConfig("rich", (6,), "tanh"), NetConfig("rich", (6, 4))
+    for net in (fewer_inputs, narrower, tanh, deeper):
         with pytest.raises(ValueError, match="cannot start"):
             Trainer(net, TDConfig(), "standard", 8, 4, cpu).warm_start(arrays, meta)
 

@@ -153,8 +153,8 @@ def test_a_warm_start_grows_a_finished_run_into_a_richer_network(
     assert f"started from the network of {saved}" in grown.stdout
     arrays, meta = checkpoint.load(checkpoint.CheckpointDir(tmp_path / "ck", "smoke").latest())
     assert arrays["model/0.weight"].shape == (8, 214) and meta["config"]["init_from"] == str(saved)
-    wider = run_train(tmp_path, "--set", "name=w", "--set", "net.hidden=[9]", *rich[4:])
-    one_line_error(wider, "cannot start a 198-9-5")
+    narrower = run_train(tmp_path, "--set", "name=w", "--set", "net.hidden=[7]", *rich[4:])
+    one_line_error(narrower, "cannot start a 198-7-5")
     one_line_error(
         run_train(tmp_path, "--set", "name=n", "--set", f"init_from={tmp_path / 'no.pt'}"), "no.pt"
     )

@@ -14,8 +14,9 @@ Encodings, chosen by name (`ENCODINGS`):
   row 0 rolls next (kept so the layout is Tesauro's 198).
 - ``rich`` (214 units): ``tesauro`` plus 16 hand-made features known to help (see
   `rich_features`).
-- ``expert`` (216 units): ``rich`` plus, for each side, the fraction of the rolls that
-  hit one of its blots (`hit_rolls`), blocked points and the bar taken into account.
+- ``expert`` (218 units): ``rich`` plus, for each side, the fraction of the rolls that
+  hit one of its blots and the pips such hits cost it (`shots`), blocked points and the
+  bar taken into account.
 
 Acey-deucey boards are int8 (N, 2, 26), column 25 holding each side's checkers waiting to
 enter, and an afterstate may let its mover roll again. A network for them has the
@@ -211,32 +212,35 @@ def _rich_kernel(boards, out):  # pragma: no cover - numba
         out[r, 15] = rear0 + rear1 <= 25
 
 
-HIT_FEATURES = ("hit_rolls_0", "hit_rolls_1")
+SHOT_FEATURES = ("hit_rolls_0", "hit_rolls_1", "hit_pips_0", "hit_pips_1")
 """Names of the units the `expert` encoding adds to `rich` (suffix = the row whose blots)."""
 
 
-def hit_rolls(boards: np.ndarray) -> np.ndarray:
-    """For each row, the fraction of the 36 rolls with which the other side can hit one of
-    its blots: (N, 2, 25) -> (N, 2) float32.
+def shots(boards: np.ndarray) -> np.ndarray:
+    """How exposed each row's blots are to the other side's next roll: (N, 2, 25) -> (N, 4)
+    float32, the `SHOT_FEATURES`.
 
-    A roll hits when one checker lands on a blot with one die, or with the sum of its
-    dice over an open point (both orders tried; doubles move up to four steps, each landing
-    open), after the hitter's bar checkers have entered: two or more on the bar leave only
-    the entering dice (doubles: the steps left after all have entered), one on the bar
-    leaves the other die. The rule that a play must use as many dice as it can is not
-    applied, so a rare roll counts although every legal play with it misses.
+    Per row: the fraction of the 36 rolls with which the other side can hit one of its
+    blots (``hit_rolls``), and the pips that a hit costs it, averaged over the 36 rolls
+    (0 for a roll that misses; the costliest blot the roll can hit), divided by 24
+    (``hit_pips``). A roll hits when one checker lands on a blot with one die, or with the
+    sum of its dice over an open point (both orders tried; doubles move up to four steps,
+    each landing open), after the hitter's bar checkers have entered: two or more on the
+    bar leave only the entering dice (doubles: the steps left after all have entered), one
+    on the bar leaves the other die. The rule that a play must use as many dice as it can
+    is not applied, so a rare roll counts although every legal play with it misses.
     """
     boards = _as_boards(boards)
     if in_numpy(boards.shape[0]):
-        return _hit_numpy(boards)
-    out = np.empty((boards.shape[0], 2), np.float32)
-    _hit_kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
+        return _shots_numpy(boards)
+    out = np.empty((boards.shape[0], len(SHOT_FEATURES)), np.float32)
+    _shots_kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
     return out
 
 
-def _hit_numpy(boards: np.ndarray) -> np.ndarray:
-    """`hit_rolls` in whole-batch numpy operations on the kernel's bit masks."""
-    out = np.empty((boards.shape[0], 2), np.float32)
+def _shots_numpy(boards: np.ndarray) -> np.ndarray:
+    """`shots` in whole-batch numpy operations on the kernel's bit masks."""
+    out = np.empty((boards.shape[0], len(SHOT_FEATURES)), np.float32)
     bits = np.int64(1) << np.arange(24, 0, -1, dtype=np.int64)  # target point p: bit 25 - p
     own_bits = np.int64(1) << np.arange(1, 25, dtype=np.int64)
     for target in (0, 1):
@@ -245,7 +249,7 @@ def _hit_numpy(boards: np.ndarray) -> np.ndarray:
         blocked = (bits * (them >= 2)).sum(axis=1)
         sources = (own_bits * (us[:, :24] > 0)).sum(axis=1)
         on_bar = us[:, 24].astype(np.int64)
-        hits = np.zeros(len(boards), np.int64)
+        masks = []  # (blots the roll can hit, the roll's weight out of 36)
         for d1 in range(1, 7):
             for d2 in range(d1, 7):
                 if d1 == d2:
@@ -258,7 +262,7 @@ def _hit_numpy(boards: np.ndarray) -> np.ndarray:
                         landed = reach >> d1
                         hit |= np.where(steps > step, landed & blots, 0)
                         reach = landed & ~blocked & ~np.int64(1)
-                    hits += (hit != 0) & moves
+                    masks.append((np.where(moves, hit, 0), 1))
                     continue
                 entries = (np.int64(1) << (25 - d1)) | (np.int64(1) << (25 - d2))
                 total = d1 + d2
@@ -271,15 +275,29 @@ def _hit_numpy(boards: np.ndarray) -> np.ndarray:
                     enters = blocked & entry == 0
                     one_in |= np.where(enters, (entry | ((sources | entry) >> other)) & blots, 0)
                 hit = np.where(on_bar >= 2, entries & blots, np.where(on_bar == 1, one_in, free))
-                hits += 2 * (hit != 0)
+                masks.append((hit, 2))
+        hits = sum(weight * (hit != 0) for hit, weight in masks)
+        # the costliest blot: the highest bit, the hitter's point t (its owner loses t pips)
+        pips = sum(
+            weight * (np.frexp(hit.astype(np.float64))[1] - 1).clip(0) for hit, weight in masks
+        )
         out[:, target] = hits / 36.0
+        out[:, 2 + target] = pips / (36.0 * 24.0)
     return out
 
 
 @lazy_jit(fastmath=False)
-def _hit_kernel(boards, out):  # pragma: no cover - numba
-    """`hit_rolls` into `out` (N, 2), with bit masks of points in the hitter's view."""
+def _shots_kernel(boards, out):  # pragma: no cover - numba
+    """`shots` into `out` (N, 4), with bit masks of points in the hitter's view (a blot on
+    the hitter's point t costs its owner t pips when hit)."""
     one = np.int64(1)
+
+    def highest(bits):  # the index of the highest set bit of bits > 0
+        top = 0
+        while bits >> (top + 1):
+            top += 1
+        return top
+
     for r in range(boards.shape[0]):
         for target in range(2):
             hitter = 1 - target
@@ -293,7 +311,7 @@ def _hit_kernel(boards, out):  # pragma: no cover - numba
                 if boards[r, hitter, p - 1] > 0:
                     sources |= one << p
             on_bar = np.int64(boards[r, hitter, 24])
-            hits = 0
+            hits = pips = 0
             for d1 in range(1, 7):
                 for d2 in range(d1, 7):
                     hit = np.int64(0)
@@ -311,7 +329,9 @@ def _hit_kernel(boards, out):  # pragma: no cover - numba
                             landed = reach >> d1
                             hit |= landed & blots
                             reach = landed & ~blocked & ~one  # bit 0: borne off
-                        hits += hit != 0
+                        if hit:
+                            hits += 1
+                            pips += highest(hit)
                         continue
                     if on_bar >= 2:
                         hit = ((one << (25 - d1)) | (one << (25 - d2))) & blots
@@ -325,17 +345,20 @@ def _hit_kernel(boards, out):  # pragma: no cover - numba
                         hit = ((sources >> d1) | (sources >> d2)) & blots
                         hit |= ((sources & ~(blocked << d1)) >> total) & blots
                         hit |= ((sources & ~(blocked << d2)) >> total) & blots
-                    hits += 2 * (hit != 0)
+                    if hit:
+                        hits += 2
+                        pips += 2 * highest(hit)
             out[r, target] = hits / 36.0
+            out[r, 2 + target] = pips / (36.0 * 24.0)
 
 
 def expert_features(boards: np.ndarray) -> np.ndarray:
-    """The `rich_features` followed by the `hit_rolls`: (N, 2, 25) -> (N, 18) float32."""
-    return np.concatenate([rich_features(boards), hit_rolls(boards)], axis=1)
+    """The `rich_features` followed by the `shots`: (N, 2, 25) -> (N, 20) float32."""
+    return np.concatenate([rich_features(boards), shots(boards)], axis=1)
 
 
 def encode_expert(boards: np.ndarray) -> np.ndarray:
-    """Tesauro's 198 units followed by the 18 `expert_features`: (N, 2, 25) -> (N, 216)."""
+    """Tesauro's 198 units followed by the 20 `expert_features`: (N, 2, 25) -> (N, 218)."""
     return np.concatenate([encode_tesauro(boards), expert_features(boards)], axis=1)
 
 
@@ -347,7 +370,7 @@ def encode_rich(boards: np.ndarray) -> np.ndarray:
 ENCODINGS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int]] = {
     "tesauro": (encode_tesauro, 198),
     "rich": (encode_rich, 214),
-    "expert": (encode_expert, 216),
+    "expert": (encode_expert, 218),
 }
 """Encoding name -> (encoder, number of input units)."""
 

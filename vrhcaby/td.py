@@ -816,34 +816,42 @@ class Trainer:
 
     def warm_start(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Start from another backgammon run's network weights (not its optimizer, dice or
-        games played).
+        games played), grown to this run's network.
 
-        The saved network must have the same hidden layers and activation. Its encoding may
-        be one that this network's extends (`vrhcaby.encode.extends`): the inputs it lacks
-        start with zero weights, so the network first plays exactly as the saved one did.
+        The saved network may have narrower hidden layers (as many, the same activation)
+        and an encoding that this network's extends (`vrhcaby.encode.extends`). The inputs
+        and hidden units it lacks are added so that the network first plays exactly as the
+        saved one did: new inputs and new hidden units start with zero outgoing weight, new
+        hidden units with this run's own random incoming weights.
         """
         if meta.get("game", "backgammon") != "backgammon" or self.game.name != "backgammon":
             raise ValueError("a warm start takes a backgammon network into a backgammon run")
         saved = NetConfig.from_dict(meta["net"])
-        grows = replace(saved, encoding=self.net.encoding) == self.net and (
-            saved.encoding == self.net.encoding
-            or (not saved.variant_inputs and extends(self.net.encoding, saved.encoding))
+        grows = (
+            saved.activation == self.net.activation
+            and saved.variant_inputs == self.net.variant_inputs
+            and len(saved.hidden) == len(self.net.hidden)
+            and all(a <= b for a, b in zip(saved.hidden, self.net.hidden, strict=True))
+            and (
+                saved.encoding == self.net.encoding
+                or (not saved.variant_inputs and extends(self.net.encoding, saved.encoding))
+            )
         )
         if not grows:
             raise ValueError(
                 f"cannot start a {self.net.describe()} network from a {saved.describe()} one: "
-                "the hidden layers and activation must match, and the encoding be the same "
-                "or one that extends it"
+                "the activation and number of hidden layers must match, no layer may shrink, "
+                "and the encoding must be the same or one that extends it"
             )
         weights = {}
-        for name, tensor in self.model.state_dict().items():
+        for name, fresh in self.model.state_dict().items():
             if f"model/{name}" not in arrays:
                 raise ValueError(f"the checkpoint lacks weights model/{name}")
-            value = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
-            missing = tensor.shape[-1] - value.shape[-1]
-            if value.ndim == 2 and missing > 0:  # new input units, at the end
-                value = torch.cat([value, value.new_zeros(len(value), missing)], 1)
-            weights[name] = value
+            old = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
+            grown = fresh.clone()  # new hidden units keep their fresh incoming weights
+            grown[: old.shape[0]] = 0.0  # ... and old units get nothing from new inputs
+            grown[tuple(slice(0, n) for n in old.shape)] = old
+            weights[name] = grown
         self.model.load_state_dict(weights)
 
     def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
