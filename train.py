@@ -31,6 +31,7 @@ import torch
 
 from agents.sixdice_td import SheetNetConfig, SixDice
 from vrhcaby import checkpoint
+from vrhcaby.commands import cpu_count
 from vrhcaby.commands.train import add_arguments
 from vrhcaby.config import format_table, load_config, to_dict
 from vrhcaby.distributed import DistributedConfig, RayTrainer, check_backend
@@ -60,7 +61,8 @@ class TrainConfig:
     device: str = "cpu"
     """torch device for the updates (cpu, cuda, cuda:1); --device overrides it."""
     threads: int = 0
-    """torch CPU threads (0 = torch's default)."""
+    """torch CPU threads (0 = torch's default, or with --backend ray on this machine alone
+    the CPUs its self-play workers leave)."""
     checkpoint_every: int = 5_000
     """Write a checkpoint every this many games (and at the end)."""
     keep: int = 3
@@ -109,6 +111,17 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
+def learner_threads(cfg: TrainConfig, backend: str, address: str | None) -> int:
+    """torch's CPU threads for the updates: `threads` when set; else, when Ray starts its
+    self-play workers on this machine, the CPUs they leave (a learner with every core
+    starves them); else torch's own default."""
+    if cfg.threads:
+        return cfg.threads
+    if backend == "ray" and not address:
+        return max(1, cpu_count() - cfg.ray.workers)
+    return torch.get_num_threads()
+
+
 def code_version() -> str:
     """Package version plus the git commit, when they can be found."""
     try:
@@ -154,8 +167,7 @@ def run(args: argparse.Namespace) -> int:
     check_backend(args.backend)
     if args.backend == "local" and (args.address or args.workers is not None):
         raise ValueError("--address and --workers are for --backend ray")
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    torch.set_num_threads(learner_threads(cfg, args.backend, args.address))
     print(f"resolved config:\n{format_table(cfg)}", flush=True)
 
     # --- the trainer, fresh or resumed ---------------------------------------------------
@@ -214,18 +226,22 @@ def run(args: argparse.Namespace) -> int:
     next_eval = cfg.eval.every * (trainer.games // cfg.eval.every + 1) if cfg.eval.every else 0
     next_save = cfg.checkpoint_every * (trainer.games // cfg.checkpoint_every + 1)
     state = trainer.state()
-    stopped_by = signal.SIGINT
+    stopped_by: signal.Signals | None = None
 
     def stop(signum: int, _frame: Any) -> None:
+        """Ctrl-C or SIGTERM (a scheduler's stop): finish the round, save it and stop; a
+        second one stops at once, saving the round's start. Raising inside the round could
+        land in numba's or torch's machinery, which does not always let it through."""
         nonlocal stopped_by
+        if stopped_by is not None:
+            raise KeyboardInterrupt
         stopped_by = signal.Signals(signum)
-        raise KeyboardInterrupt
+        print(f"{stopped_by.name}: stopping after this round (again: at once)", file=sys.stderr)
 
-    # A scheduler's SIGTERM saves as Ctrl-C does; SIGINT too when a shell that started the
-    # run in the background told it to ignore SIGINT.
+    # Also SIGINT when a shell that started the run in the background told it to ignore it.
     handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while trainer.games < cfg.games:
+        while trainer.games < cfg.games and stopped_by is None:
             state = trainer.state()  # what Ctrl-C saves: the start of this round
             started = time.perf_counter()
             stats = trainer.round()
@@ -272,8 +288,12 @@ def run(args: argparse.Namespace) -> int:
             if is_best or g >= next_save or g >= cfg.games:
                 save(trainer.state(), is_best)
                 next_save = cfg.checkpoint_every * (g // cfg.checkpoint_every + 1)
+        if stopped_by is not None:
+            state = trainer.state()  # the round is complete
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         bar.close()
+        stopped_by = stopped_by or signal.SIGINT
         path = save(state)
         print(
             f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",

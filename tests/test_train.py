@@ -10,11 +10,12 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import train
 from vrhcaby import checkpoint
@@ -169,3 +170,14 @@ def test_vrhcaby_train_has_the_same_options() -> None:
     train_command.add_arguments(direct)
     assert train.main.__module__ == "train"
     assert {a.dest for a in direct._actions} >= {"config", "set", "device", "resume"}
+
+
+def test_learner_threads_leave_local_ray_workers_their_cpus(monkeypatch) -> None:
+    monkeypatch.setattr(train, "cpu_count", lambda: 8)
+    cfg = train.TrainConfig()
+    assert train.learner_threads(cfg, "ray", None) == 8 - cfg.ray.workers
+    assert train.learner_threads(replace(cfg, ray=replace(cfg.ray, workers=12)), "ray", None) == 1
+    assert train.learner_threads(replace(cfg, threads=3), "ray", None) == 3
+    default = torch.get_num_threads()
+    assert train.learner_threads(cfg, "ray", "auto") == default  # workers on other machines
+    assert train.learner_threads(cfg, "local", None) == default
