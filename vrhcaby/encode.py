@@ -108,13 +108,21 @@ def rich_features(boards: np.ndarray) -> np.ndarray:
     the pip difference (row 0 minus row 1, /100) and a race flag (1 = no contact left).
 
     Big batches (or any batch once numba is loaded) go through a numba kernel that gives
-    the same floats as the numpy code, about 20 times faster.
+    the same floats as the numpy code, about 8 times faster.
     """
+    return _computed(boards, _rich_numpy, _rich_kernel, len(RICH_FEATURES))
+
+
+def _computed(
+    boards: np.ndarray, in_plain_numpy: Callable, kernel: Callable, width: int
+) -> np.ndarray:
+    """Features (N, width) float32 of `boards`: `in_plain_numpy` for a small batch while
+    numba is not loaded (`vrhcaby.jit.in_numpy`), else `kernel`, which fills its output."""
     boards = _as_boards(boards)
     if in_numpy(boards.shape[0]):
-        return _rich_numpy(boards)
-    out = np.empty((boards.shape[0], len(RICH_FEATURES)), np.float32)
-    _rich_kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
+        return in_plain_numpy(boards)
+    out = np.empty((boards.shape[0], width), np.float32)
+    kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
     return out
 
 
@@ -230,12 +238,7 @@ def shots(boards: np.ndarray) -> np.ndarray:
     on the bar leaves the other die. The rule that a play must use as many dice as it can
     is not applied, so a rare roll counts although every legal play with it misses.
     """
-    boards = _as_boards(boards)
-    if in_numpy(boards.shape[0]):
-        return _shots_numpy(boards)
-    out = np.empty((boards.shape[0], len(SHOT_FEATURES)), np.float32)
-    _shots_kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
-    return out
+    return _computed(boards, _shots_numpy, _shots_kernel, len(SHOT_FEATURES))
 
 
 def _shots_numpy(boards: np.ndarray) -> np.ndarray:
