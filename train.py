@@ -145,7 +145,7 @@ def make_game(cfg: TrainConfig) -> Game:
     """The game the config learns."""
     if cfg.game == "sixdice":
         return SixDice(cfg.sixdice)
-    return Backgammon(cfg.net, cfg.variant)
+    return Backgammon(cfg.net, cfg.variant, cfg.td.backup)
 
 
 def report(game: Game, latest_eval: dict[str, Any], cfg: TrainConfig) -> Evaluation:

@@ -82,16 +82,21 @@ def test_a_worker_plays_the_local_selfplay_games_with_the_broadcast_weights(ray)
     with torch.no_grad():  # weights unlike the fresh ones a worker starts with
         for p in trainer.model.parameters():
             p.add_(torch.randn_like(p) * 0.5)
-    worker = ray.remote(num_cpus=1)(SelfPlayWorker).remote(trainer.net.to_dict(), "standard")
     shared = ray.put(trainer.weights())
-    played = ray.get(worker.play.remote(3, [shared], 12, 99, 0.0), timeout=120)
-    local = SelfPlay(trainer.model, trainer.net, "standard", torch.device("cpu"))
-    want = local.play(12, np.random.default_rng(99))
-    assert played.version == 3
-    np.testing.assert_array_equal(played.episodes.lengths, want.lengths)
-    np.testing.assert_array_equal(played.episodes.states, want.states)
-    np.testing.assert_array_equal(played.episodes.values, want.values)
-    ray.kill(worker)
+    for expected in (False, True):
+        net = trainer.net.to_dict()
+        worker = ray.remote(num_cpus=1)(SelfPlayWorker).remote(net, "standard", expected)
+        played = ray.get(worker.play.remote(3, [shared], 12, 99, 0.0), timeout=120)
+        local = SelfPlay(trainer.model, trainer.net, "standard", torch.device("cpu"), expected)
+        want = local.play(12, np.random.default_rng(99))
+        assert played.version == 3
+        np.testing.assert_array_equal(played.episodes.lengths, want.lengths)
+        np.testing.assert_array_equal(played.episodes.states, want.states)
+        np.testing.assert_array_equal(played.episodes.values, want.values)
+        assert (played.episodes.backups is None) == (not expected)
+        if expected:
+            np.testing.assert_allclose(played.episodes.backups, want.backups, atol=1e-6)
+        ray.kill(worker)
 
 
 @pytest.mark.slow

@@ -116,11 +116,11 @@ class Played:
 class SelfPlayWorker:
     """A self-play process: its own copy of the network, refreshed when the version moves."""
 
-    def __init__(self, net: dict[str, Any], variant: str) -> None:
+    def __init__(self, net: dict[str, Any], variant: str, expected: bool = False) -> None:
         torch.set_num_threads(1)
         config = NetConfig.from_dict(net)
         self.model = build_model(config)
-        self.selfplay = SelfPlay(self.model, config, variant, torch.device("cpu"))
+        self.selfplay = SelfPlay(self.model, config, variant, torch.device("cpu"), expected)
         self.version = -1
 
     def ready(self) -> bool:
@@ -182,7 +182,9 @@ class RayTrainer:
         return self.trainer.games
 
     def _new_worker(self) -> Any:
-        return self._actor.remote(self.trainer.net.to_dict(), self.trainer.variant)
+        return self._actor.remote(
+            self.trainer.net.to_dict(), self.trainer.variant, self.trainer.selfplay.expected
+        )
 
     def _start(self, slot: int) -> None:
         self.workers[slot] = self._new_worker()

@@ -64,16 +64,22 @@ import multiprocessing
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
-from numba import njit
 
 import engine
 from engine.formats import GameState, MatchState
 from vrhcaby import cube
 from vrhcaby.met import KAZAROSS_XG2, mwc_to_emg
 from vrhcaby.net import equity, invert, outcome
+from vrhcaby.oneply import (
+    ROLLS,
+    Evaluator,
+    afterstate_probabilities,
+    every_roll,
+    game_value,
+)
 from vrhcaby.stats import nan_to_none
 
 __all__ = [
@@ -98,12 +104,6 @@ __all__ = [
     "rollout_position",
 ]
 
-#: The 21 distinct rolls and how many of the 36 ordered rolls each stands for.
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-_COUNTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS])
-_ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
-for _k, (_a, _b) in enumerate(ROLLS):
-    _ROLL_INDEX[_a, _b] = _ROLL_INDEX[_b, _a] = _k
 #: The 36 ordered rolls (quasi-random strata) and the 30 opening rolls (no doubles):
 #: `(die of the side in row 1, die of the side in row 0)` for the opening.
 _PAIRS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int64)
@@ -114,14 +114,6 @@ _EQUITY = np.array([2.0, 1.0, 1.0, -1.0, -1.0])
 _SWAP = np.array([[-1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0],
                   [0, 0, 1, 0, 0]], dtype=np.float64)  # fmt: skip
 MAX_PLIES = 2_000
-
-
-class Evaluator(Protocol):
-    """What luck adjustment and truncation need: a network's outcome probabilities."""
-
-    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
-        """float (N, 5) outcome probabilities for the mover (row 1) of each afterstate."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -411,91 +403,15 @@ def _pre_roll(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     return invert(np.asarray(evaluator.probabilities(after), dtype=np.float64))
 
 
-def _game_value(after: np.ndarray) -> np.ndarray:
-    """`engine.game_value`, checking only afterstates where the mover has no checker left."""
-    value = np.zeros(len(after), dtype=np.int8)
-    over = _mover_off(after)
-    if over.any():
-        value[over] = engine.game_value(after[over])
-    return value
-
-
-@njit(cache=True)
-def _mover_off(after):  # pragma: no cover - numba
-    """Whether the mover (row 1) of each afterstate has borne off every checker."""
-    out = np.ones(len(after), np.bool_)
-    for r in range(len(after)):
-        for i in range(after.shape[2]):
-            if after[r, 1, i]:
-                out[r] = False
-                break
-    return out
-
-
-def _afterstate_probabilities(
-    evaluator: Evaluator, roots: np.ndarray, after: np.ndarray, parent: np.ndarray
-) -> np.ndarray:
-    """Mover's probabilities of afterstates played from `roots[parent]`: a finished game's
-    outcome, else the evaluator's (in the evaluator's float type)."""
-    value = _game_value(after)
-    live = value == 0
-    fast = getattr(evaluator, "probabilities_from", None)
-    if live.all():
-        p = fast(roots, after, parent) if fast is not None else evaluator.probabilities(after)
-        return np.asarray(p)
-    p = outcome(value)
-    if live.any():
-        if fast is not None:
-            q = np.asarray(fast(roots, after[live], parent[live]))
-        else:
-            q = np.asarray(evaluator.probabilities(after[live]))
-        p = p.astype(np.result_type(p, q))
-        p[live] = q
-    return p
-
-
-@njit(cache=True)
-def _best_rows(p, parent, n):  # pragma: no cover - numba
-    """Per parent 0..n-1, the row of the highest cubeless equity of probabilities `p` (the
-    first on ties; -1 if none), each equity summed in float64 in `net.equity`'s order."""
-    rows = np.full(n, -1, np.int64)
-    best = np.full(n, -np.inf)
-    for r in range(len(parent)):
-        k = parent[r]
-        e = (
-            2.0 * np.float64(p[r, 0]) - 1.0 + np.float64(p[r, 1]) - np.float64(p[r, 3])
-            + np.float64(p[r, 2]) - np.float64(p[r, 4])
-        )  # fmt: skip
-        if e > best[k]:
-            best[k] = e
-            rows[k] = r
-    return rows
-
-
 def _luck(
     evaluator: Evaluator, boards: np.ndarray, dice: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """For pre-roll boards and the rolls that came: the luck of each roll for the mover,
     (n, 5) value of the best play minus the average over the 21 rolls, and the evaluator's
     best afterstate for that roll (the board itself when no play is legal)."""
-    keys = np.ascontiguousarray(boards).reshape(len(boards), -1)
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    u = unique.reshape(-1, 2, 25).astype(np.int8)
-    reps = np.repeat(u, len(ROLLS), axis=0)
-    after, parent = engine.batch_afterstates(reps, np.tile(ROLLS, (len(u), 1)))
-    passes = np.flatnonzero(np.bincount(parent, minlength=len(reps)) == 0)
-    if len(passes):  # the board itself stands for the play of a roll that has none
-        after = np.concatenate([after, reps[passes]])
-        parent = np.concatenate([parent, passes])
-    p = _afterstate_probabilities(evaluator, u, after, parent // len(ROLLS))
-    rows = _best_rows(p, parent, len(reps))
-    best = p[rows].astype(np.float64).reshape(len(u), len(ROLLS), 5)
-    mean = np.einsum("r,urk->uk", _COUNTS, best) / 36  # exact when all rolls agree
-    r = _ROLL_INDEX[dice[:, 0], dice[:, 1]]
-    diff = best[inverse, r] - mean[inverse]
-    chosen = after[rows.reshape(len(u), len(ROLLS))[inverse, r]]
-    return diff, chosen
+    table = every_roll(evaluator, boards)
+    best, chosen = table.for_dice(dice)
+    return best - table.mean, chosen
 
 
 def _reuses_luck(agent, evaluator: Evaluator | None) -> bool:
@@ -669,7 +585,7 @@ def _play_out(
                 chosen = best
         if chosen is None:
             chosen = np.asarray(agent.choose_boards(b, d), dtype=np.int8)
-        points = _game_value(chosen)
+        points = game_value(chosen)
         done = points > 0
         f = idx[done]
         raw[f] = _to_root(outcome(points[done]), root[f])
@@ -987,7 +903,7 @@ def rank_plays(
     after = np.stack([p.position.board for p in plays])
     if evaluator is not None:
         parent = np.zeros(len(after), dtype=np.int64)
-        p = _afterstate_probabilities(evaluator, board[None], after, parent)
+        p = afterstate_probabilities(evaluator, board[None], after, parent)
         scores = equity(np.asarray(p, dtype=np.float64))
     elif hasattr(agent, "score"):
         scores = np.asarray(agent.score(after, np.zeros(len(after), np.int64), board[None]))

@@ -60,8 +60,10 @@ from engine.acey_deucey import (
 )
 from vrhcaby.encode import extends
 from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint, outcome
+from vrhcaby.oneply import every_roll
 
 OPTIMIZERS = ("sgd", "adam")
+BACKUPS = ("sampled", "expected")
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,11 @@ class TDConfig:
     shuffle: bool = False
     """Visit a round's episodes in a random order each pass (drawn from torch's generator,
     so the self-play dice stay the same), not in the order they were played."""
+    backup: str = "sampled"
+    """What a backgammon position backs up from: "sampled", the position the game reached
+    next (Tesauro's TD), or "expected", the average over the 21 rolls of the opponent's best
+    reply (the position's one-ply value; about 20 times the network evaluations per ply).
+    The six-dice game always backs up expected values."""
 
     def __post_init__(self) -> None:
         if self.batch_games < 1 or self.games_per_update < 1 or self.epochs < 1:
@@ -102,6 +109,8 @@ class TDConfig:
             raise ValueError("lr and lr_end must be positive")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {self.optimizer!r} (known: sgd, adam)")
+        if self.backup not in BACKUPS:
+            raise ValueError(f"unknown backup {self.backup!r} (known: sampled, expected)")
 
 
 def scheduled(start: float, end: float, progress: float) -> float:
@@ -237,17 +246,30 @@ class SelfPlay:
     layer is several times cheaper than the dense product); on another device, by the
     torch model there. Weights do not change during a round, so both read them once.
     `net` must suit the variant (`variant_net`).
+
+    `expected`: from the second ply on, each side on roll values its best play of all 21
+    rolls (`vrhcaby.oneply.every_roll`) and plays the one of the roll that came; their
+    average, seen from the other side, is the expected backup of the previous afterstate
+    (`Episodes.backups`). The games played are the same greedy games.
     """
 
     def __init__(
-        self, model: torch.nn.Module, net: NetConfig, variant: str, device: torch.device
+        self,
+        model: torch.nn.Module,
+        net: NetConfig,
+        variant: str,
+        device: torch.device,
+        expected: bool = False,
     ) -> None:
         if variant_net(net, variant) != net:
             raise ValueError(f"a {variant} network needs net.variant_inputs")
+        if expected and net.variant_inputs:
+            raise ValueError("td.backup = 'expected' is not available for acey-deucey")
         self.model = model
         self.net = net
         self.variant = variant
         self.device = device
+        self.expected = expected
 
     @torch.inference_mode()
     def _torch_equities(self, after: np.ndarray, extra: np.ndarray | None) -> np.ndarray:
@@ -278,6 +300,30 @@ class SelfPlay:
             random_pick = starts + (rng.random(len(roots)) * counts).astype(np.int64)
             choice = np.where(explore, random_pick, choice)
         return choice
+
+    def _explore(
+        self,
+        on_roll: np.ndarray,
+        dice: np.ndarray,
+        greedy: np.ndarray,
+        rng: np.random.Generator,
+        epsilon: float,
+    ) -> np.ndarray:
+        """The greedy afterstates, each replaced with probability `epsilon` by a uniformly
+        random play of its roll."""
+        if epsilon <= 0:
+            return greedy
+        explore = np.flatnonzero(rng.random(len(on_roll)) < epsilon)
+        if explore.size:
+            roots = on_roll[explore]
+            after, parent = engine.batch_afterstates(roots, dice[explore])
+            after, parent, _ = _stay_when_blocked(roots, after, parent, None)
+            counts = np.bincount(parent, minlength=len(roots))
+            starts = np.cumsum(counts) - counts
+            pick = starts + (rng.random(len(roots)) * counts).astype(np.int64)
+            greedy = greedy.copy()
+            greedy[explore] = after[pick]
+        return greedy
 
     def _turn(
         self,
@@ -324,16 +370,26 @@ class SelfPlay:
         active = np.arange(n_games)
         evaluated = 0
         ply = 0
+        backups = np.zeros((capacity, n_games, 5), np.float32) if self.expected else None
         evaluator = None
         if self.device.type == "cpu":
             evaluator = Evaluator(self.net, weights_from_model(self.model), self.variant)
         while active.size:
-            chosen, again, won, n = self._turn(boards[active], dice, rng, epsilon, evaluator)
-            evaluated += n
             if ply == capacity:
                 states = np.concatenate([states, np.zeros_like(states)])
                 movers = np.concatenate([movers, np.zeros_like(movers)])
+                if backups is not None:
+                    backups = np.concatenate([backups, np.zeros_like(backups)])
                 capacity *= 2
+            if backups is not None and ply > 0:
+                table = every_roll(evaluator or _TorchEvaluator(self), boards[active])
+                backups[ply - 1, active] = invert(table.mean)
+                chosen = self._explore(boards[active], dice, table.for_dice(dice)[1], rng, epsilon)
+                again, won = np.zeros(active.size, bool), engine.game_value(chosen)
+                n = table.evaluated
+            else:
+                chosen, again, won, n = self._turn(boards[active], dice, rng, epsilon, evaluator)
+            evaluated += n
             states[ply, active] = chosen
             movers[ply, active] = side[active]
             done = won > 0
@@ -345,7 +401,27 @@ class SelfPlay:
             active = active[~done]
             dice = engine.roll_dice(rng, active.size)
             ply += 1
-        return Episodes(states[:ply], movers[:ply], lengths, values, evaluated)
+        return Episodes(
+            states[:ply],
+            movers[:ply],
+            lengths,
+            values,
+            evaluated,
+            backups=None if backups is None else backups[:ply],
+        )
+
+
+class _TorchEvaluator:
+    """The self-play network on its (non-CPU) device, as a `vrhcaby.oneply.Evaluator`."""
+
+    def __init__(self, selfplay: SelfPlay) -> None:
+        self.selfplay = selfplay
+
+    @torch.inference_mode()
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        sp = self.selfplay
+        x = torch.from_numpy(sp.net.encode(afterstates, None)).to(sp.device)
+        return joint(sp.model(x)).cpu().numpy()
 
 
 def weights_from_model(model: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -446,20 +522,26 @@ class Game(Protocol):
 class Backgammon:
     """Backgammon in one of its variants: afterstates valued by a five-output network (the
     outcome probabilities), greedy 0-ply self-play (`SelfPlay`), evaluated by cubeless
-    money games against fixed opponents. `net` is made `variant_net(net, variant)`."""
+    money games against fixed opponents. `net` is made `variant_net(net, variant)`;
+    `backup` is `TDConfig.backup`."""
 
     name = "backgammon"
     flip = staticmethod(invert)
 
-    def __init__(self, net: NetConfig, variant: str) -> None:
+    def __init__(self, net: NetConfig, variant: str, backup: str = "sampled") -> None:
+        if backup not in BACKUPS:
+            raise ValueError(f"unknown backup {backup!r} (known: sampled, expected)")
         self.net = variant_net(net, variant)
         self.variant = variant
+        self.expected = backup == "expected"
+        if self.expected and self.net.variant_inputs:
+            raise ValueError("td.backup = 'expected' is not available for acey-deucey")
 
     def build_model(self) -> torch.nn.Module:
         return build_model(self.net)
 
     def selfplay(self, model: torch.nn.Module, device: torch.device) -> SelfPlay:
-        return SelfPlay(model, self.net, self.variant, device)
+        return SelfPlay(model, self.net, self.variant, device, self.expected)
 
     def inputs(self, episodes: Episodes, valid: np.ndarray) -> torch.Tensor:
         extra = episodes.extra_turns()[valid] if self.net.variant_inputs else None
@@ -707,7 +789,7 @@ class Trainer:
         seed: int,
         device: torch.device,
     ) -> None:
-        self._setup(Backgammon(net, variant), td, total_games, seed, device)
+        self._setup(Backgammon(net, variant, td.backup), td, total_games, seed, device)
 
     @classmethod
     def for_game(
