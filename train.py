@@ -92,6 +92,8 @@ class TrainConfig:
             raise ValueError("the six-dice trainer learns the standard rules (variant standard)")
         if engine.get_variant(self.variant).enter_from_start and self.eval.every:
             raise ValueError("eval.every must be 0 for acey-deucey: no agent plays it yet")
+        if self.eval.judge_games and (self.game != "backgammon" or self.variant != "standard"):
+            raise ValueError("eval.judge_games judges standard backgammon only")
         if self.games < 1 or self.checkpoint_every < 1:
             raise ValueError("games and checkpoint_every must be at least 1")
 

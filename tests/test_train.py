@@ -130,6 +130,8 @@ def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path: Path, uninterrup
     one_line_error(run_train(tmp_path, "--set", "td.backup=onestep"), "unknown backup 'onestep'")
     acey = ["--set", "variant=acey-deucey", "--set", "td.backup=expected"]
     one_line_error(run_train(tmp_path, *acey), "not available for acey-deucey")
+    judged = ["--set", "variant=nackgammon", "--set", "eval.judge_games=10"]
+    one_line_error(run_train(tmp_path, *judged), "judges standard backgammon only")
     missing = run_train(tmp_path, "--config", str(tmp_path / "none.toml"))
     one_line_error(missing, "not found")
     existing = uninterrupted / "ck"

@@ -59,6 +59,7 @@ from engine.acey_deucey import (
     start_boards_ad,
 )
 from vrhcaby.encode import extends
+from vrhcaby.judge import CLASSES, Judged, judged_games
 from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint, outcome
 from vrhcaby.oneply import every_roll
 
@@ -446,6 +447,22 @@ class EvalConfig:
     """Backgammon: agent specs to play; the first one decides which checkpoint is the best."""
     seed: int = 2024
     """Dice seed of the evaluation games (the same every time, so results compare)."""
+    judge_games: int = 0
+    """Backgammon: also play every position with a choice from this many games of gnubg
+    0-ply against pubeval (dice `seed`), each play charged the equity gnubg says it gives
+    away (`vrhcaby.judge`; needs gnubg-nn). The positions are judged once per run, then
+    each evaluation takes about a second. 0 = off."""
+    best_by: str = "ppg"
+    """What picks the best checkpoint: "ppg" against the first opponent, or "move_cost",
+    the judged cost per move (lower is better; needs judge_games)."""
+
+    def __post_init__(self) -> None:
+        if self.best_by not in ("ppg", "move_cost"):
+            raise ValueError(f"unknown eval.best_by {self.best_by!r} (known: ppg, move_cost)")
+        if self.judge_games < 0:
+            raise ValueError("eval.judge_games must be 0 (off) or more")
+        if self.best_by == "move_cost" and not self.judge_games:
+            raise ValueError("eval.best_by = 'move_cost' needs eval.judge_games > 0")
 
 
 @dataclass
@@ -534,6 +551,7 @@ class Backgammon:
         self.net = variant_net(net, variant)
         self.variant = variant
         self.expected = backup == "expected"
+        self._judge: dict[tuple[int, int], Judged] = {}
         if self.expected and self.net.variant_inputs:
             raise ValueError("td.backup = 'expected' is not available for acey-deucey")
 
@@ -584,10 +602,23 @@ class Backgammon:
                 cube=False,
             )
             results[spec] = {"ppg": r.ppg, "ci95": list(r.ci95), "games": r.games}
+        if config.judge_games:
+            results["move_cost"] = self._judged(config).play(me).to_json()
         return results
 
+    def _judged(self, config: EvalConfig) -> Judged:
+        """The judged positions of the evaluation, made on first use."""
+        key = (config.judge_games, config.seed)
+        if key not in self._judge:
+            from agents import load_agent
+
+            gnubg, pubeval = load_agent("gnubg?plies=0"), load_agent("pubeval")
+            self._judge[key] = judged_games(gnubg, pubeval, config.judge_games, config.seed)
+        return self._judge[key]
+
     def report(self, record: dict[str, Any], config: EvalConfig) -> Evaluation:
-        """Points per game against each opponent; the first decides the best."""
+        """Points per game against each opponent, and the judged cost per move; the first
+        opponent's points per game, or the cost (`best_by`), decides the best."""
         scalars = {}
         for spec in config.opponents:
             scalars[f"ppg_{spec}"] = record[spec]["ppg"]
@@ -595,7 +626,16 @@ class Backgammon:
             scalars[f"ci95_high_{spec}"] = record[spec]["ci95"][1]
         first = config.opponents[0]
         ppg = record[first]["ppg"]
-        return Evaluation(ppg, scalars, {f"ppg vs {first}": f"{ppg:+.3f}"})
+        postfix = {f"ppg vs {first}": f"{ppg:+.3f}"}
+        cost = record.get("move_cost")
+        if cost is not None:
+            for key in ("mean", "per_game", *CLASSES):
+                if cost[key] is not None:
+                    scalars["move_cost" if key == "mean" else f"move_cost_{key}"] = cost[key]
+            postfix["move cost"] = f"{cost['mean']:.5f}"
+        if config.best_by == "move_cost":
+            return Evaluation(-cost["mean"], scalars, postfix)
+        return Evaluation(ppg, scalars, postfix)
 
 
 def lambda_returns(

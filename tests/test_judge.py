@@ -1,0 +1,72 @@
+"""Plays judged by GNU Backgammon (`vrhcaby.judge`), against gnubg's own network and moves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agents import load_agent
+from tests.gnubg_oracle import GnubgEvaluator
+from vrhcaby.judge import Judged, gnubg_equities, judged_games
+from vrhcaby.net import NetConfig, equity
+from vrhcaby.td import Backgammon, EvalConfig, TDConfig, Trainer
+
+
+@pytest.fixture(scope="module")
+def judged() -> Judged:
+    return judged_games(load_agent("heuristic"), load_agent("pubeval"), 4, seed=3)
+
+
+def test_equities_are_gnubg_zero_ply_seen_from_the_mover(judged: Judged) -> None:
+    some = judged.after[:: max(1, len(judged.after) // 200)]
+    want = equity(GnubgEvaluator().probabilities(some))
+    np.testing.assert_allclose(gnubg_equities(some), want, atol=1e-9)
+
+
+def test_positions_have_a_choice_and_come_from_both_sides_of_the_games(judged: Judged) -> None:
+    counts = np.bincount(judged.parent, minlength=len(judged.boards))
+    assert (counts > 1).all() and len(judged.boards) > 4 * 15
+    assert judged.games == 4
+    assert set(judged.classes) <= {"contact", "race", "bearoff"} and "contact" in judged.classes
+
+
+def test_gnubg_plays_cost_nothing_and_weaker_agents_cost_more(judged: Judged) -> None:
+    gnubg = judged.play(load_agent("gnubg?plies=0"))
+    assert gnubg.mean == pytest.approx(0.0, abs=1e-12) and gnubg.positions == len(judged.boards)
+    random_cost = judged.cost(load_agent("random").choose_boards(judged.boards, judged.dice))
+    pubeval = judged.play(load_agent("pubeval"))
+    assert (random_cost >= 0).all()
+    assert random_cost.mean() > pubeval.mean > 0
+    assert pubeval.per_game == pytest.approx(pubeval.mean * pubeval.positions / 8)
+    assert pubeval.se > 0 and set(pubeval.to_json()) >= {"mean", "se", "contact", "race"}
+
+
+def test_a_play_that_is_not_legal_is_refused(judged: Judged) -> None:
+    chosen = judged.after[np.searchsorted(judged.parent, np.arange(len(judged.boards)))].copy()
+    judged.cost(chosen)  # each position's first legal play
+    chosen[0] = judged.boards[0]  # standing still is not legal when there is a choice
+    with pytest.raises(ValueError, match="not one of its roll's legal plays"):
+        judged.cost(chosen)
+
+
+def test_training_evaluations_report_the_move_cost_and_can_pick_the_best_by_it() -> None:
+    trainer = Trainer(NetConfig(hidden=(4,)), TDConfig(batch_games=4), "standard", 4, 1,
+                      torch.device("cpu"))  # fmt: skip
+    config = EvalConfig(games=2, opponents=("pubeval",), judge_games=2, best_by="move_cost")
+    record = trainer.evaluate(config, {})
+    cost = record["move_cost"]
+    assert cost["positions"] > 10 and cost["mean"] > 0
+    report = trainer.game.report(record, config)
+    assert report.score == -cost["mean"] and report.scalars["move_cost"] == cost["mean"]
+    assert "move cost" in report.postfix
+    assert isinstance(trainer.game, Backgammon) and len(trainer.game._judge) == 1
+    trainer.evaluate(config, {})  # the judged positions are made once
+    assert len(trainer.game._judge) == 1
+    for bad, match in (
+        ({"best_by": "luck"}, "unknown eval.best_by"),
+        ({"best_by": "move_cost"}, "needs eval.judge_games"),
+        ({"judge_games": -1}, "judge_games"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            EvalConfig(**bad)
