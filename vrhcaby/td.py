@@ -633,7 +633,7 @@ class Backgammon:
                 if cost[key] is not None:
                     scalars["move_cost" if key == "mean" else f"move_cost_{key}"] = cost[key]
             postfix["move cost"] = f"{cost['mean']:.5f}"
-        if config.best_by == "move_cost":
+        if config.best_by == "move_cost" and cost is not None:
             return Evaluation(-cost["mean"], scalars, postfix)
         return Evaluation(ppg, scalars, postfix)
 
