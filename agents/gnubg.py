@@ -15,11 +15,12 @@ from agents.base import CubelessAgent, play_reaching
 INSTALL_HINT = "pip install gnubg-nn  (or: pip install 'vrhcaby[gnubg]')"
 
 
-def _gnubg_nn():
+def require_gnubg_nn(who: str = "gnubg agents"):
+    """The `gnubg_nn` module, or a ValueError saying that `who` needs it and how to get it."""
     try:
         import gnubg_nn
     except ImportError:
-        raise ValueError(f"gnubg agents need the gnubg-nn package: {INSTALL_HINT}") from None
+        raise ValueError(f"{who} need the gnubg-nn package: {INSTALL_HINT}") from None
     return gnubg_nn
 
 
@@ -42,7 +43,7 @@ class GnubgAgent(CubelessAgent):
     def __init__(self, plies: int = 0) -> None:
         if not 0 <= plies <= 4:
             raise ValueError(f"gnubg plies must be 0..4, got {plies}")
-        self._nn = _gnubg_nn()
+        self._nn = require_gnubg_nn()
         self.plies = plies
         self.name = f"gnubg?plies={plies}"
 

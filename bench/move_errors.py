@@ -47,10 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         cost = judged.cost(agent.choose_boards(judged.boards, judged.dice))
         first = cost if first is None else first
         diff = cost - first
-        by_class = " ".join(f"{cost[judged.classes == c].mean():8.5f}" for c in CLASSES)
+        s = judged.summary(cost)
+        by_class = " ".join(f"{s.by_class[c]:8.5f}" for c in CLASSES)
         print(
-            f"{spec:40s} {cost.mean():.5f} ± {cost.std() / np.sqrt(len(cost)):.5f}"
-            f" {cost.sum() / (2 * judged.games):13.4f} {by_class}"
+            f"{spec:40s} {s.mean:.5f} ± {s.se:.5f} {s.per_game:13.4f} {by_class}"
             f" {diff.mean():+10.5f} ± {diff.std() / np.sqrt(len(diff)):.5f}"
         )
     return 0

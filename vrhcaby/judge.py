@@ -22,12 +22,9 @@ CLASSES = ("contact", "race", "bearoff")
 
 def gnubg_equities(after: np.ndarray) -> np.ndarray:
     """gnubg 0-ply cubeless money equity of each afterstate (N, 2, 25) for its mover (row 1)."""
-    from agents.gnubg import INSTALL_HINT
+    from agents.gnubg import require_gnubg_nn
 
-    try:
-        import gnubg_nn
-    except ImportError:
-        raise ValueError(f"judging plays needs GNU Backgammon's network: {INSTALL_HINT}") from None
+    gnubg_nn = require_gnubg_nn("judged plays")
     out = np.empty(len(after))
     for i, a in enumerate(after):
         w, wg, wbg, lg, lbg = gnubg_nn.probabilities(a[::-1].tolist(), 0)  # opponent on roll
@@ -85,10 +82,11 @@ class Judged:
         """Judge the legal plays of `boards` with `dice`, keeping positions with a choice."""
         boards = np.asarray(boards, dtype=np.int8).reshape(-1, 2, 25)
         dice = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
-        _, parent = engine.batch_afterstates(boards, dice)
-        choice = np.bincount(parent, minlength=len(boards)) > 1
-        boards, dice = boards[choice], dice[choice]
         after, parent = engine.batch_afterstates(boards, dice)
+        choice = np.bincount(parent, minlength=len(boards)) > 1
+        kept = choice[parent]
+        boards, dice = boards[choice], dice[choice]
+        after, parent = after[kept], (np.cumsum(choice) - 1)[parent[kept]]
         classes = np.array([engine.Position(b).classify() for b in boards])
         return cls(boards, dice, classes, after, parent, judge(after), games)
 
@@ -103,8 +101,11 @@ class Judged:
         return best - self.equities[hit]
 
     def move_cost(self, chosen: np.ndarray) -> MoveCost:
-        """The summary of `cost`: mean, standard error, per game and side, by class."""
-        cost = self.cost(chosen)
+        """The summary of `cost`."""
+        return self.summary(self.cost(chosen))
+
+    def summary(self, cost: np.ndarray) -> MoveCost:
+        """Mean, standard error, per game and side, and by class of per-position costs."""
         by_class = {
             c: float(cost[self.classes == c].mean()) if (self.classes == c).any() else np.nan
             for c in CLASSES
@@ -122,9 +123,11 @@ class Judged:
         return self.move_cost(agent.choose_boards(self.boards, self.dice))
 
 
-def recorded_positions(agent, opponent, games: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def recorded_positions(
+    agent, opponent, games: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Boards (side on roll in row 1) and rolls of every turn of `games` cubeless money
-    games of `agent` against `opponent` (mirrored dice, `seed`)."""
+    games of `agent` against `opponent` (mirrored dice, `seed`), and the games played."""
     from vrhcaby.tournament import play_pair
 
     pair = play_pair(agent, opponent, games=games, seed=seed, cube=False, record=True)
@@ -134,11 +137,9 @@ def recorded_positions(agent, opponent, games: int, seed: int) -> tuple[np.ndarr
             if "dice" in turn:
                 boards.append(engine.Position.from_id(turn["position_id"]).board)
                 dice.append(turn["dice"])
-    return np.array(boards, dtype=np.int8), np.array(dice, dtype=np.int64)
+    return np.array(boards, dtype=np.int8), np.array(dice, dtype=np.int64), len(pair.results)
 
 
 def judged_games(agent, opponent, games: int, seed: int) -> Judged:
     """The positions with a choice of `games` games of `agent` against `opponent`, judged."""
-    boards, dice = recorded_positions(agent, opponent, games, seed)
-    played = games + games % 2  # mirrored games come in pairs
-    return Judged.from_positions(boards, dice, played)
+    return Judged.from_positions(*recorded_positions(agent, opponent, games, seed))

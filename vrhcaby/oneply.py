@@ -99,13 +99,16 @@ def best_rows(p, parent, n):  # pragma: no cover - numba
 
 @dataclass(frozen=True)
 class EveryRoll:
-    """The best play of each roll for each of B pre-roll boards (the side on roll in row 1)."""
+    """The best play of each roll for each of B pre-roll boards (the side on roll in row 1),
+    held once per distinct board."""
 
     best: np.ndarray
-    """float64 (B, 21, 5): the mover's probabilities after its best play of each roll of
+    """float64 (U, 21, 5): the mover's probabilities after its best play of each roll of
     ROLLS (a finished game's certain outcome; the board itself when no play is legal)."""
     plays: np.ndarray
-    """int8 (B, 21, 2, 25): the afterstate of that play."""
+    """int8 (U, 21, 2, 25): the afterstate of that play."""
+    inverse: np.ndarray
+    """int (B,): the row of `best` and `plays` of each board."""
     evaluated: int
     """Afterstates the evaluator was asked about (over the distinct boards)."""
 
@@ -113,21 +116,19 @@ class EveryRoll:
     def mean(self) -> np.ndarray:
         """float64 (B, 5): the average over the 36 rolls, the mover's probabilities before
         it rolls when it plays each roll greedily (exact when all rolls agree)."""
-        return np.einsum("r,brk->bk", COUNTS, self.best) / 36
+        return (np.einsum("r,urk->uk", COUNTS, self.best) / 36)[self.inverse]
 
     def for_dice(self, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each board's roll (B, 2): the probabilities after its best play and that
         play's afterstate."""
-        rows = np.arange(len(dice))
         r = ROLL_INDEX[dice[:, 0], dice[:, 1]]
-        return self.best[rows, r], self.plays[rows, r]
+        return self.best[self.inverse, r], self.plays[self.inverse, r]
 
 
 def every_roll(evaluator: Evaluator, boards: np.ndarray) -> EveryRoll:
     """The evaluator's greedy (0-ply) play of every roll from each pre-roll board (B, 2, 25)."""
     keys = np.ascontiguousarray(boards).reshape(len(boards), -1)
     unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
     u = unique.reshape(-1, 2, 25).astype(np.int8)
     reps = np.repeat(u, len(ROLLS), axis=0)
     after, parent = engine.batch_afterstates(reps, np.tile(ROLLS, (len(u), 1)))
@@ -139,4 +140,4 @@ def every_roll(evaluator: Evaluator, boards: np.ndarray) -> EveryRoll:
     rows = best_rows(p, parent, len(reps))
     best = p[rows].astype(np.float64).reshape(len(u), len(ROLLS), 5)
     plays = after[rows].reshape(len(u), len(ROLLS), 2, 25)
-    return EveryRoll(best[inverse], plays[inverse], len(after))
+    return EveryRoll(best, plays, inverse.reshape(-1), len(after))

@@ -375,6 +375,7 @@ class SelfPlay:
         evaluator = None
         if self.device.type == "cpu":
             evaluator = Evaluator(self.net, weights_from_model(self.model), self.variant)
+        every = evaluator or _TorchEvaluator(self)  # what values all rolls (expected)
         while active.size:
             if ply == capacity:
                 states = np.concatenate([states, np.zeros_like(states)])
@@ -383,7 +384,7 @@ class SelfPlay:
                     backups = np.concatenate([backups, np.zeros_like(backups)])
                 capacity *= 2
             if backups is not None and ply > 0:
-                table = every_roll(evaluator or _TorchEvaluator(self), boards[active])
+                table = every_roll(every, boards[active])
                 backups[ply - 1, active] = invert(table.mean)
                 chosen = self._explore(boards[active], dice, table.for_dice(dice)[1], rng, epsilon)
                 again, won = np.zeros(active.size, bool), engine.game_value(chosen)
