@@ -191,6 +191,14 @@ def run(args: argparse.Namespace) -> int:
         best = meta.get("best")
         latest_eval = meta.get("evaluation", {})
         print(f"resumed {path} at {trainer.games} games", flush=True)
+        saved_by = meta.get("best_by", "ppg")
+        if best is not None and saved_by != cfg.eval.best_by:
+            best = None  # a score on the other scale: the next evaluation is the best so far
+            print(
+                f"eval.best_by is now {cfg.eval.best_by!r}, not {saved_by!r}: "
+                "the next evaluation starts a new best",
+                flush=True,
+            )
     else:
         if ckdir.latest() is not None:
             raise ValueError(
@@ -218,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
             "config": to_dict(cfg),
             "run_dir": str(run_dir),
             "best": best,
+            "best_by": cfg.eval.best_by,
             "evaluation": latest_eval,
             "version": code_version(),
         }

@@ -266,20 +266,24 @@ def test_trainer_state_round_trip_continues_exactly() -> None:
         other.load_state(arrays, meta)
 
 
-@pytest.mark.parametrize("hidden", [(6,), (11,)])
-def test_warm_start_grows_the_network_and_plays_as_the_saved_one(hidden) -> None:
+@pytest.mark.parametrize(
+    ("base", "encoding", "hidden"),
+    [("rich", "expert", (6,)), ("rich", "expert", (11,)), ("expert", "contact", (11,))],
+)
+def test_warm_start_grows_the_network_and_plays_as_the_saved_one(base, encoding, hidden) -> None:
     cpu = torch.device("cpu")
-    rich = Trainer(NetConfig("rich", (6,)), TDConfig(batch_games=8), "standard", 8, 3, cpu)
+    rich = Trainer(NetConfig(base, (6,)), TDConfig(batch_games=8), "standard", 8, 3, cpu)
     rich.round()
     arrays, meta = rich.state()
-    expert = Trainer(NetConfig("expert", hidden), TDConfig(batch_games=8), "standard", 16, 4, cpu)
+    expert = Trainer(NetConfig(encoding, hidden), TDConfig(batch_games=8), "standard", 16, 4, cpu)
     expert.warm_start(arrays, meta)
     grown = expert.weights()
-    assert grown["model/0.weight"].shape == (hidden[0], 218)
+    old, new = rich.net.inputs, expert.net.inputs
+    assert grown["model/0.weight"].shape == (hidden[0], new)
     assert grown["model/2.weight"].shape == (5, hidden[0])
-    np.testing.assert_array_equal(grown["model/0.weight"][:6, :214], arrays["model/0.weight"])
+    np.testing.assert_array_equal(grown["model/0.weight"][:6, :old], arrays["model/0.weight"])
     np.testing.assert_array_equal(grown["model/2.weight"][:, :6], arrays["model/2.weight"])
-    assert not grown["model/0.weight"][:6, 214:].any() and not grown["model/2.weight"][:, 6:].any()
+    assert not grown["model/0.weight"][:6, old:].any() and not grown["model/2.weight"][:, 6:].any()
     if hidden[0] > 6:  # new hidden units: random incoming weights
         assert grown["model/0.weight"][6:].std() > 0.01
     after = random_positions(3, seed=5)[1]
@@ -291,7 +295,7 @@ def test_warm_start_grows_the_network_and_plays_as_the_saved_one(hidden) -> None
     expert.round()  # and it learns: every weight, the new ones too, moves (the new units'
     expert.round()  # inputs from the second update on, once their outputs have moved)
     moved = expert.weights()
-    assert (moved["model/0.weight"][:, 214:] != 0).any()
+    assert (moved["model/0.weight"][:, old:] != 0).any()
     if hidden[0] > 6:
         assert (moved["model/0.weight"][6:] != grown["model/0.weight"][6:]).any()
         assert (moved["model/2.weight"][:, 6:] != 0).any()

@@ -149,6 +149,22 @@ def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path: Path, uninterrup
     assert {p: p.read_bytes() for p in existing.iterdir()} == before
 
 
+def test_a_resumed_run_that_changes_best_by_starts_a_new_best(tmp_path: Path) -> None:
+    evaluated = ["--set", "eval.every=32", "--set", "eval.games=2"]
+    first = run_train(tmp_path, *evaluated, "--set", "games=32")
+    assert first.returncode == 0, first.stderr
+    ck = checkpoint.CheckpointDir(tmp_path / "ck", "smoke")
+    _, meta = checkpoint.load(ck.best_path)
+    assert meta["best_by"] == "ppg" and meta["best"] == meta["evaluation"]["pubeval"]["ppg"]
+    by_cost = ["--set", "eval.best_by=move_cost", "--set", "eval.judge_games=2"]
+    resumed = run_train(tmp_path, *evaluated, *by_cost, "--set", "games=64", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "eval.best_by is now 'move_cost', not 'ppg'" in resumed.stdout
+    _, meta = checkpoint.load(ck.best_path)
+    assert meta["games"] == 64 and meta["best_by"] == "move_cost"
+    assert meta["best"] == -meta["evaluation"]["move_cost"]["mean"]
+
+
 def test_a_warm_start_grows_a_finished_run_into_a_richer_network(
     tmp_path: Path, uninterrupted: Path
 ) -> None:

@@ -17,6 +17,9 @@ Encodings, chosen by name (`ENCODINGS`):
 - ``expert`` (218 units): ``rich`` plus, for each side, the fraction of the rolls that
   hit one of its blots and the pips such hits cost it (`shots`), blocked points and the
   bar taken into account.
+- ``contact`` (256 units): ``expert`` plus 19 units per side after GNU Backgammon's contact
+  inputs (`contact_features`): breaking contact, timing, anchors, escapes and containment,
+  mobility, entering from the bar, backbone and back game.
 
 Acey-deucey boards are int8 (N, 2, 26), column 25 holding each side's checkers waiting to
 enter, and an afterstate may let its mover roll again. A network for them has the
@@ -114,12 +117,13 @@ def rich_features(boards: np.ndarray) -> np.ndarray:
 
 
 def _computed(
-    boards: np.ndarray, in_plain_numpy: Callable, kernel: Callable, width: int
+    boards: np.ndarray, in_plain_numpy: Callable | None, kernel: Callable, width: int
 ) -> np.ndarray:
     """Features (N, width) float32 of `boards`: `in_plain_numpy` for a small batch while
-    numba is not loaded (`vrhcaby.jit.in_numpy`), else `kernel`, which fills its output."""
+    numba is not loaded (`vrhcaby.jit.in_numpy`), else (or with no numpy twin) `kernel`,
+    which fills its output."""
     boards = _as_boards(boards)
-    if in_numpy(boards.shape[0]):
+    if in_plain_numpy is not None and in_numpy(boards.shape[0]):
         return in_plain_numpy(boards)
     out = np.empty((boards.shape[0], width), np.float32)
     kernel(np.ascontiguousarray(boards, dtype=np.int8), out)
@@ -355,6 +359,263 @@ def _shots_kernel(boards, out):  # pragma: no cover - numba
             out[r, 2 + target] = pips / (36.0 * 24.0)
 
 
+_CONTACT_NAMES = (
+    "break_contact",
+    "free_pips",
+    "timing",
+    "back_checker",
+    "back_anchor",
+    "forward_anchor",
+    "back_escapes",
+    "back_escapes_past",
+    "active_containment",
+    "active_containment_squared",
+    "containment",
+    "containment_squared",
+    "mobility",
+    "second_moment",
+    "enter_loss",
+    "enter_blocked",
+    "backbone",
+    "back_game",
+    "lone_anchor",
+)
+CONTACT_FEATURES = tuple(f"{name}_{row}" for row in (0, 1) for name in _CONTACT_NAMES)
+"""Names of the units the `contact` encoding adds to `expert`: the 19 of row 0, then row 1."""
+
+
+def _escape_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Rolls (of 36) that move a checker by their total, for each 12-bit mask of made
+    points ahead of it (bit k: the point k + 1 pips ahead): the landing point open and at
+    least one die's point open. Second table: the same, counting only the rolls whose
+    total carries past the nearest made point (0 with none)."""
+    masks = np.arange(1 << 12)
+    lowest = np.full(1 << 12, 12)  # the lowest set bit; 12 for none
+    for bit in range(11, -1, -1):
+        lowest[(masks >> bit) & 1 == 1] = bit
+    free = np.zeros(1 << 12, np.int64)
+    past = np.zeros(1 << 12, np.int64)
+    for d1 in range(1, 7):
+        for d2 in range(d1, 7):
+            weight = 1 if d1 == d2 else 2
+            land = (masks >> (d1 + d2 - 1)) & 1 == 0
+            passage = ((masks >> (d1 - 1)) & (masks >> (d2 - 1)) & 1) == 0
+            moves = land & passage
+            free += weight * moves
+            past += weight * (moves & (d1 + d2 - 1 > lowest))
+    return free, past
+
+
+_ESCAPES, _ESCAPES_PAST = _escape_tables()
+
+
+def contact_features(boards: np.ndarray) -> np.ndarray:
+    """GNU Backgammon's contact inputs, as this project defines them: (N, 2, 25) -> (N, 38)
+    float32, the `CONTACT_FEATURES`, 19 per row.
+
+    Notation, for one row ("we") and the other row ("they"), each in its own view: c[i]
+    our checkers and o[i] theirs at index i (0..23 = points 1..24, 24 = the bar). Their
+    index j is our index 23 - j. R = the index of their rearmost checker, B = ours (-1 when
+    a side has none). made(x) = x >= 2.
+
+    escapes(board, n), for a checker at index n of its own view facing the other side's
+    `board` (in that side's view): bit k (k < min(n, 12)) of a mask is set when
+    made(board[24 + k - n]), the point k + 1 pips ahead of the checker; the count, out
+    of 36, of the rolls d1, d2 (a double once, others twice) whose landing point d1 + d2
+    ahead is clear (bit d1 + d2 - 1, bits at or past min(n, 12) always clear) and whose
+    points d1 and d2 ahead are not both set; n <= 0 gives 36. escapes_past(board, n)
+    counts the same rolls only when d1 + d2 - 1 > the lowest set bit, and is 0 for an
+    empty mask: rolls that carry past the nearest block.
+
+    The 19 units of a row, in order:
+
+    - break_contact: sum over i >= 24 - R of c[i] * (i + R - 22), / 167 (1 at the start):
+      the pips our checkers need to pass their rearmost one.
+    - free_pips: sum over i < 23 - R of c[i] * (i + 1), / 100: our pips already past them.
+    - timing: GNU Backgammon's count of the pips we can play before our home board
+      breaks, / 100. With m = max(23 - R, 11), t = 24 c[24] and spare = c[24]: for i
+      from 23 down to m + 1 with c[i] > 0 and c[i] != 2, k = c[i] - 2 if c[i] > 2 else 1
+      checkers are spare (spare += k, t += i k); for i from min(m, 23) down to 6,
+      spare += c[i], t += i c[i]; for i from 5 down to 0: c[i] > 2 adds k = c[i] - 2
+      (spare += k, t += i k), c[i] < 2 needs k = 2 - c[i] and, if spare >= k, takes them
+      (spare -= k, t -= i k). Then max(t, 0) / 100.
+    - back_checker: B / 24.
+    - back_anchor: A / 24, A the highest i <= min(B, 23) with made(c[i]) (-1 if none).
+    - forward_anchor: the smallest j in 18..23 with made(c[j]), (24 - j) / 6; failing
+      that the largest j in 12..17 with made(c[j]), (24 - j) / 6; failing that 2.
+    - back_escapes: escapes(c, R) / 36: how freely their rearmost checker gets out.
+    - back_escapes_past: escapes_past(c, R) / 36.
+    - active_containment: (36 - the least escapes(c, n) over n = 15..R) / 36, 0 for an
+      empty range; active_containment_squared: its square.
+    - containment: (36 - the least escapes(c, n) over n = 15..23) / 36; containment_squared:
+      its square.
+    - mobility: sum over i = 6..24 of (i - 5) * c[i] * escapes(o, i), / 3600.
+    - second_moment: with a = ceil(sum i c[i] / sum c[i]) over i = 0..24 (0 with no
+      checkers), ceil(sum c[i] (i - a)^2 / sum c[i]) over i = a + 1..24 (0 with none
+      there), / 400: how far our stragglers lag behind our average.
+    - enter_loss: 0 unless c[24] > 0; else the pips of dice lost because our bar checkers
+      cannot enter, summed over the 36 rolls, / (36 * 49 / 6). A die d is closed when
+      made(o[d - 1]). A closed double loses 4 d; a non-double (both orders) with both dice
+      closed loses their sum; with one closed, it loses that die when c[24] >= 2.
+    - enter_blocked: (36 - (6 - h)^2) / 36, h their made points among o[0..5]: the chance
+      that a checker of ours on the bar would find at least one die closed.
+    - backbone: P = the highest i in 1..23 with made(c[i]); over the other made points
+      i in 1..P - 1, the mean of 11 when P - i <= 6, 13 - (P - i) when it is 7..11, else 0;
+      backbone = 1 - mean / 11 (0 when there is no other made point).
+    - back_game: with a = our made points among i = 18..23 and s = sum c[18..24]:
+      (s - 3) / 4 when a >= 2, else 0.
+    - lone_anchor: s / 8 when a == 1, else 0.
+
+    A numba kernel computes them (there is no plain-numpy twin, so this encoding loads
+    numba even for one position).
+    """
+    return _computed(boards, None, _contact_call, len(CONTACT_FEATURES))
+
+
+def _contact_call(boards: np.ndarray, out: np.ndarray) -> None:
+    _contact_kernel(boards, out, _ESCAPES, _ESCAPES_PAST)
+
+
+@lazy_jit(fastmath=False)
+def _contact_kernel(boards, out, escapes, escapes_past):  # pragma: no cover - numba
+    """`contact_features` one board and row at a time, into `out` (N, 38)."""
+
+    def blocks(board, n):  # the mask of made points ahead of a checker at index n
+        mask = 0
+        for k in range(min(n, 12)):
+            if board[24 + k - n] >= 2:
+                mask |= 1 << k
+        return mask
+
+    for r in range(boards.shape[0]):
+        for row in range(2):
+            c = boards[r, row].astype(np.int64)
+            o = boards[r, 1 - row].astype(np.int64)
+            their_back = -1
+            back = -1
+            for i in range(25):
+                if o[i] > 0:
+                    their_back = i
+                if c[i] > 0:
+                    back = i
+            col = 19 * row
+            brk = free = 0
+            for i in range(25):
+                if i >= 24 - their_back:
+                    brk += c[i] * (i + their_back - 22)
+                elif i < 23 - their_back:
+                    free += c[i] * (i + 1)
+            out[r, col] = brk / 167.0
+            out[r, col + 1] = free / 100.0
+            m = max(23 - their_back, 11)
+            t = 24 * c[24]
+            spare = c[24]
+            i = 23
+            while i > m:
+                if c[i] > 0 and c[i] != 2:
+                    k = c[i] - 2 if c[i] > 2 else 1
+                    spare += k
+                    t += i * k
+                i -= 1
+            while i >= 6:
+                spare += c[i]
+                t += i * c[i]
+                i -= 1
+            for i in range(5, -1, -1):
+                if c[i] > 2:
+                    spare += c[i] - 2
+                    t += i * (c[i] - 2)
+                elif c[i] < 2:
+                    k = 2 - c[i]
+                    if spare >= k:
+                        spare -= k
+                        t -= i * k
+            out[r, col + 2] = max(t, 0) / 100.0
+            out[r, col + 3] = back / 24.0
+            anchor = -1
+            for i in range(min(back, 23), -1, -1):
+                if c[i] >= 2:
+                    anchor = i
+                    break
+            out[r, col + 4] = anchor / 24.0
+            forward = 2.0
+            for j in range(18, 24):
+                if c[j] >= 2:
+                    forward = (24 - j) / 6.0
+                    break
+            if forward == 2.0:
+                for j in range(17, 11, -1):
+                    if c[j] >= 2:
+                        forward = (24 - j) / 6.0
+                        break
+            out[r, col + 5] = forward
+            out[r, col + 6] = escapes[blocks(c, their_back)] / 36.0
+            out[r, col + 7] = escapes_past[blocks(c, their_back)] / 36.0
+            least = 36
+            for n in range(15, their_back + 1):
+                least = min(least, escapes[blocks(c, n)])
+            out[r, col + 8] = (36 - least) / 36.0
+            out[r, col + 9] = out[r, col + 8] ** 2
+            least = 36
+            for n in range(15, 24):
+                least = min(least, escapes[blocks(c, n)])
+            out[r, col + 10] = (36 - least) / 36.0
+            out[r, col + 11] = out[r, col + 10] ** 2
+            mobility = 0
+            for i in range(6, 25):
+                if c[i] > 0:
+                    mobility += (i - 5) * c[i] * escapes[blocks(o, i)]
+            out[r, col + 12] = mobility / 3600.0
+            total = weighted = 0
+            for i in range(25):
+                total += c[i]
+                weighted += i * c[i]
+            mean = (weighted + total - 1) // total if total else 0
+            total = spread = 0
+            for i in range(mean + 1, 25):
+                total += c[i]
+                spread += c[i] * (i - mean) ** 2
+            out[r, col + 13] = ((spread + total - 1) // total if total else 0) / 400.0
+            loss = 0
+            if c[24] > 0:
+                for d1 in range(1, 7):
+                    closed1 = o[d1 - 1] >= 2
+                    if closed1:
+                        loss += 4 * d1
+                    for d2 in range(d1 + 1, 7):
+                        closed2 = o[d2 - 1] >= 2
+                        if closed1 and closed2:
+                            loss += 2 * (d1 + d2)
+                        elif closed1 and c[24] >= 2:
+                            loss += 2 * d1
+                        elif closed2 and c[24] >= 2:
+                            loss += 2 * d2
+            out[r, col + 14] = loss / (36.0 * 49.0 / 6.0)
+            closed = 0
+            for i in range(6):
+                closed += o[i] >= 2
+            out[r, col + 15] = (36 - (6 - closed) ** 2) / 36.0
+            top = -1
+            for i in range(23, 0, -1):
+                if c[i] >= 2:
+                    top = i
+                    break
+            support = points = 0
+            for i in range(1, max(top, 0)):
+                if c[i] >= 2:
+                    d = top - i
+                    support += 11 if d <= 6 else (13 - d if d <= 11 else 0)
+                    points += 1
+            out[r, col + 16] = 1.0 - support / (11.0 * points) if points else 0.0
+            anchors = 0
+            stack = c[24]
+            for i in range(18, 24):
+                anchors += c[i] >= 2
+                stack += c[i]
+            out[r, col + 17] = (stack - 3) / 4.0 if anchors >= 2 else 0.0
+            out[r, col + 18] = stack / 8.0 if anchors == 1 else 0.0
+
+
 def expert_features(boards: np.ndarray) -> np.ndarray:
     """The `rich_features` followed by the `shots`: (N, 2, 25) -> (N, 20) float32."""
     return np.concatenate([rich_features(boards), shots(boards)], axis=1)
@@ -363,6 +624,16 @@ def expert_features(boards: np.ndarray) -> np.ndarray:
 def encode_expert(boards: np.ndarray) -> np.ndarray:
     """Tesauro's 198 units followed by the 20 `expert_features`: (N, 2, 25) -> (N, 218)."""
     return np.concatenate([encode_tesauro(boards), expert_features(boards)], axis=1)
+
+
+def contact_all(boards: np.ndarray) -> np.ndarray:
+    """The `expert_features` followed by the `contact_features`: (N, 2, 25) -> (N, 58)."""
+    return np.concatenate([expert_features(boards), contact_features(boards)], axis=1)
+
+
+def encode_contact(boards: np.ndarray) -> np.ndarray:
+    """Tesauro's 198 units followed by the 58 `contact_all` features: (N, 2, 25) -> (N, 256)."""
+    return np.concatenate([encode_tesauro(boards), contact_all(boards)], axis=1)
 
 
 def encode_rich(boards: np.ndarray) -> np.ndarray:
@@ -374,6 +645,7 @@ ENCODINGS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int]] = {
     "tesauro": (encode_tesauro, 198),
     "rich": (encode_rich, 214),
     "expert": (encode_expert, 218),
+    "contact": (encode_contact, 256),
 }
 """Encoding name -> (encoder, number of input units)."""
 
@@ -381,6 +653,7 @@ FEATURES: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
     "tesauro": None,
     "rich": rich_features,
     "expert": expert_features,
+    "contact": contact_all,
 }
 """Encoding name -> the function of its units after Tesauro's 198 (None: there are none)."""
 
