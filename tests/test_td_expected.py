@@ -112,7 +112,7 @@ def test_a_trainer_on_expected_backups_learns_and_its_config_is_checked() -> Non
     assert stats.games == 6 and stats.update.positions > 6 * 10
     assert np.isfinite(stats.update.loss) and stats.evaluated > 20 * stats.plies
     assert any((first[k] != v).any() for k, v in trainer.weights().items())
-    with pytest.raises(ValueError, match="unknown backup 'onestep'"):
+    with pytest.raises(ValueError, match=r"unknown td\.backup 'onestep'"):
         TDConfig(backup="onestep")
     with pytest.raises(ValueError, match="acey-deucey"):
         Backgammon(NetConfig(hidden=(5,)), "acey-deucey", "expected")

@@ -127,7 +127,8 @@ def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path: Path, uninterrup
     one_line_error(run_train(tmp_path, "--device", "tpu"), "device")
     one_line_error(run_train(tmp_path, "--device", "cuda:7"), "cuda:7")
     one_line_error(run_train(tmp_path, "--resume"), "nothing to resume")
-    one_line_error(run_train(tmp_path, "--set", "td.backup=onestep"), "unknown backup 'onestep'")
+    backup = run_train(tmp_path, "--set", "td.backup=onestep")
+    one_line_error(backup, "unknown td.backup 'onestep'")
     acey = ["--set", "variant=acey-deucey", "--set", "td.backup=expected"]
     one_line_error(run_train(tmp_path, *acey), "not available for acey-deucey")
     judged = ["--set", "variant=nackgammon", "--set", "eval.judge_games=10"]

@@ -109,9 +109,9 @@ class TDConfig:
         if self.lr <= 0 or self.lr_end <= 0:
             raise ValueError("lr and lr_end must be positive")
         if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"unknown optimizer {self.optimizer!r} (known: sgd, adam)")
+            raise ValueError(f"unknown td.optimizer {self.optimizer!r} (known: sgd, adam)")
         if self.backup not in BACKUPS:
-            raise ValueError(f"unknown backup {self.backup!r} (known: sampled, expected)")
+            raise ValueError(f"unknown td.backup {self.backup!r} (known: sampled, expected)")
 
 
 def scheduled(start: float, end: float, progress: float) -> float:
