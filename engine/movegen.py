@@ -59,14 +59,19 @@ def _top(bits: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _walk(pos, d1, d2, zob, out, start, steps, record, tab, row_key, die_of, gen, keys, w, path):
-    """Writes the distinct plays of `pos` (moved in place, restored) to `out[start:]`.
+def _walk(board, d1, d2, zob, out, start, steps, record, scratch, gen):
+    """Writes the distinct plays of `board` to `out[start:]`.
 
     Returns `(end, gen)`, or `(_OUT_FULL, gen)` / `(_TABLE_FULL, gen)` when `out` or the
-    table `tab` (entries `gen << 32 | row - start`, with `row_key` and `die_of` per row)
-    is too small. `keys`, `w` (int64 rows per level: checkers outside home, next source,
-    moved, applied, die, occupied points) and `path` are scratch.
+    scratch table is too small. `scratch` is `_scratch`'s working arrays: the table `tab`
+    (entries `gen << 32 | row - start`, with `row_key` and `die_of` per row), `keys`, `w`
+    (int64 rows per level: checkers outside home, next source, moved, applied, die,
+    occupied points), `path`, and `pos`, the board moved in place.
     """
+    tab, row_key, die_of, keys, w, path, pos = scratch
+    for side in range(2):
+        for i in range(25):
+            pos[side, i] = board[side, i]
     mask = tab.shape[0] - 1
     room = min(out.shape[0] - start, row_key.shape[0])
     double = d1 == d2
@@ -292,30 +297,13 @@ def _generate(boards, dice, zob, record):
     out = np.empty((cap, 2, 25), np.int8)
     parent = np.empty(cap, np.int64)
     steps = np.empty((cap if record else 1, 4, 3), np.int8)
-    tab, row_key, die_of, keys, w, path, pos = _scratch(_TABLE_SIZE)
+    scratch = _scratch(_TABLE_SIZE)
     gen = 0
     n = 0
     b = 0
     while b < n_boards:
-        for side in range(2):
-            for i in range(25):
-                pos[side, i] = boards[b, side, i]
         end, gen = _walk(
-            pos,
-            dice[b, 0],
-            dice[b, 1],
-            zob,
-            out,
-            n,
-            steps,
-            record,
-            tab,
-            row_key,
-            die_of,
-            gen,
-            keys,
-            w,
-            path,
+            boards[b], dice[b, 0], dice[b, 1], zob, out, n, steps, record, scratch, gen
         )
         if end == _OUT_FULL:
             out = _grow(out)
@@ -324,7 +312,7 @@ def _generate(boards, dice, zob, record):
                 steps = _grow(steps)
             continue
         if end == _TABLE_FULL:
-            tab, row_key, die_of, keys, w, path, pos = _scratch(2 * tab.shape[0])
+            scratch = _scratch(2 * scratch[0].shape[0])
             continue
         for r in range(n, end):
             parent[r] = b
@@ -354,44 +342,26 @@ def _random_turns(boards, rows, dice, uniform, zob):
     values = np.zeros(rows.shape[0], np.int8)
     out = np.empty((64, 2, 25), np.int8)
     steps = np.empty((1, 4, 3), np.int8)
-    tab, row_key, die_of, keys, w, path, pos = _scratch(_TABLE_SIZE)
+    scratch = _scratch(_TABLE_SIZE)
+    pos = np.empty((2, 25), np.int8)
     gen = 0
     k = 0
     while k < rows.shape[0]:
         g = rows[k]
         if not 0 <= g < boards.shape[0]:
             raise ValueError("rows must index boards")
-        for side in range(2):
-            for i in range(25):
-                pos[side, i] = boards[g, side, i]
-        end, gen = _walk(
-            pos,
-            dice[k, 0],
-            dice[k, 1],
-            zob,
-            out,
-            0,
-            steps,
-            False,
-            tab,
-            row_key,
-            die_of,
-            gen,
-            keys,
-            w,
-            path,
-        )
+        end, gen = _walk(boards[g], dice[k, 0], dice[k, 1], zob, out, 0, steps, False, scratch, gen)
         if end == _OUT_FULL:
             out = _grow(out)
             continue
         if end == _TABLE_FULL:
-            tab, row_key, die_of, keys, w, path, pos = _scratch(2 * tab.shape[0])
+            scratch = _scratch(2 * scratch[0].shape[0])
             continue
+        played = out[min(int(uniform[k] * end), end - 1)] if end > 0 else boards[g]
+        for side in range(2):
+            for i in range(25):
+                pos[side, i] = played[side, i]
         if end > 0:
-            pick = min(int(uniform[k] * end), end - 1)
-            for side in range(2):
-                for i in range(25):
-                    pos[side, i] = out[pick, side, i]
             # What the mover has won: all its checkers off; a gammon when the other side
             # has borne none off, a backgammon when one is also in the winner's home or on
             # the bar.
