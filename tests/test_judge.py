@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -70,3 +72,14 @@ def test_training_evaluations_report_the_move_cost_and_can_pick_the_best_by_it()
     ):
         with pytest.raises(ValueError, match=match):
             EvalConfig(**bad)
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "checkpoints").glob("td-*.pt"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_every_shipped_network_plays_far_better_than_pubeval(path: Path, judged: Judged) -> None:
+    """Loads each shipped network with its own encoding (a wrong or reordered input would
+    make it play badly) and checks its plays against gnubg's."""
+    network = judged.play(load_agent(f"td:{path}"))
+    assert network.mean < 0.5 * judged.play(load_agent("pubeval")).mean
