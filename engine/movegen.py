@@ -357,11 +357,15 @@ def _random_turns(boards, rows, dice, uniform, zob):
         if end == _TABLE_FULL:
             scratch = _scratch(2 * scratch[0].shape[0])
             continue
-        played = out[min(int(uniform[k] * end), end - 1)] if end > 0 else boards[g]
-        for side in range(2):
-            for i in range(25):
-                pos[side, i] = played[side, i]
-        if end > 0:
+        if end == 0:  # no legal play: the turn passes
+            for side in range(2):
+                for i in range(25):
+                    pos[side, i] = boards[g, side, i]
+        else:
+            pick = min(int(uniform[k] * end), end - 1)
+            for side in range(2):
+                for i in range(25):
+                    pos[side, i] = out[pick, side, i]
             # What the mover has won: all its checkers off; a gammon when the other side
             # has borne none off, a backgammon when one is also in the winner's home or on
             # the bar.
