@@ -5,7 +5,8 @@ TensorBoard, prints them as a table and draws them as an SVG picture for the REA
 
     python bench/learning_curve.py runs/quick__1__1796017957 --out docs/learning-curve.svg
     python bench/learning_curve.py runs/rich__1__1796026359 \
-        --then runs/expert__3__1796037019@1750000 --out docs/learning-curve-expert.svg
+        --then runs/expert-wide__4__1796037527@2000000 \
+        --then runs/contact__6__1796056504@5000000 --out docs/learning-curve-contact.svg
 
 `--then RUN@GAMES` continues the curve with a run warm-started (`init_from`) from the first
 one's network at GAMES games: its own games are counted on from there.
