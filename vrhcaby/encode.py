@@ -489,8 +489,7 @@ def _contact_kernel(boards, out, escapes, escapes_past):  # pragma: no cover - n
 
     for r in range(boards.shape[0]):
         for row in range(2):
-            c = boards[r, row].astype(np.int64)
-            o = boards[r, 1 - row].astype(np.int64)
+            c, o = boards[r, row], boards[r, 1 - row]
             their_back = -1
             back = -1
             for i in range(25):
@@ -508,8 +507,8 @@ def _contact_kernel(boards, out, escapes, escapes_past):  # pragma: no cover - n
             out[r, col] = brk / 167.0
             out[r, col + 1] = free / 100.0
             m = max(23 - their_back, 11)
-            t = 24 * c[24]
-            spare = c[24]
+            spare = np.int64(c[24])
+            t = 24 * spare
             i = 23
             while i > m:
                 if c[i] > 0 and c[i] != 2:
@@ -549,16 +548,18 @@ def _contact_kernel(boards, out, escapes, escapes_past):  # pragma: no cover - n
                         forward = (24 - j) / 6.0
                         break
             out[r, col + 5] = forward
-            out[r, col + 6] = escapes[blocks(c, their_back)] / 36.0
-            out[r, col + 7] = escapes_past[blocks(c, their_back)] / 36.0
-            least = 36
-            for n in range(15, their_back + 1):
-                least = min(least, escapes[blocks(c, n)])
-            out[r, col + 8] = (36 - least) / 36.0
+            mask = blocks(c, their_back)
+            out[r, col + 6] = escapes[mask] / 36.0
+            out[r, col + 7] = escapes_past[mask] / 36.0
+            least_active = least = 36
+            for n in range(15, 25):
+                free = escapes[blocks(c, n)]
+                if n <= their_back:
+                    least_active = min(least_active, free)
+                if n <= 23:
+                    least = min(least, free)
+            out[r, col + 8] = (36 - least_active) / 36.0
             out[r, col + 9] = out[r, col + 8] ** 2
-            least = 36
-            for n in range(15, 24):
-                least = min(least, escapes[blocks(c, n)])
             out[r, col + 10] = (36 - least) / 36.0
             out[r, col + 11] = out[r, col + 10] ** 2
             mobility = 0
@@ -608,7 +609,7 @@ def _contact_kernel(boards, out, escapes, escapes_past):  # pragma: no cover - n
                     points += 1
             out[r, col + 16] = 1.0 - support / (11.0 * points) if points else 0.0
             anchors = 0
-            stack = c[24]
+            stack = np.int64(c[24])
             for i in range(18, 24):
                 anchors += c[i] >= 2
                 stack += c[i]
