@@ -553,11 +553,11 @@ def _contact_kernel(boards, out, escapes, escapes_past):  # pragma: no cover - n
             out[r, col + 7] = escapes_past[mask] / 36.0
             least_active = least = 36
             for n in range(15, 25):
-                free = escapes[blocks(c, n)]
+                ways = escapes[blocks(c, n)]
                 if n <= their_back:
-                    least_active = min(least_active, free)
+                    least_active = min(least_active, ways)
                 if n <= 23:
-                    least = min(least, free)
+                    least = min(least, ways)
             out[r, col + 8] = (36 - least_active) / 36.0
             out[r, col + 9] = out[r, col + 8] ** 2
             out[r, col + 10] = (36 - least) / 36.0
