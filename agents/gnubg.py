@@ -47,6 +47,14 @@ class GnubgAgent(CubelessAgent):
         self.plies = plies
         self.name = f"gnubg?plies={plies}"
 
+    def __getstate__(self) -> dict:
+        # The gnubg_nn module does not pickle; a worker process imports its own.
+        return {k: v for k, v in self.__dict__.items() if k != "_nn"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._nn = require_gnubg_nn()
+
     def supports(self, variant: str) -> bool:
         return variant == "standard"
 

@@ -60,8 +60,6 @@ Example (for researchers: rollout targets for a set of positions)::
 from __future__ import annotations
 
 import math
-import multiprocessing
-import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -80,6 +78,7 @@ from vrhcaby.oneply import (
     every_roll,
     game_value,
 )
+from vrhcaby.pool import SHARED, worker_pool
 from vrhcaby.stats import nan_to_none
 
 __all__ = [
@@ -633,15 +632,8 @@ class _Job:
         )  # fmt: skip
 
 
-_WORKER: dict = {}
-
-
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _worker_chunk(trials: range):
-    return trials, _WORKER["job"].run(trials)
+    return trials, SHARED["job"].run(trials)
 
 
 def _chunks(trials: int, size: int) -> Iterator[range]:
@@ -712,10 +704,8 @@ def _run(
             for trials in _chunks(s.trials, s.chunk):
                 keep(trials, job.run(trials))
         else:
-            _WORKER["job"] = job
-            ctx = multiprocessing.get_context("fork")
             processes = min(jobs, -(-s.trials // s.chunk))
-            with ctx.Pool(processes, initializer=_worker_init) as pool:
+            with worker_pool(processes, job=job) as pool:
                 try:
                     for trials, part in pool.imap_unordered(
                         _worker_chunk, _chunks(s.trials, s.chunk)
@@ -724,8 +714,6 @@ def _run(
                 except KeyboardInterrupt:
                     pool.terminate()
                     raise
-                finally:
-                    _WORKER.pop("job", None)
     except KeyboardInterrupt:
         return results(True)
     return results(False)

@@ -16,8 +16,6 @@ on the number of processes.
 from __future__ import annotations
 
 import math
-import multiprocessing
-import signal
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
@@ -25,6 +23,7 @@ import numpy as np
 
 import engine
 from agents.base import GameContext, play_reaching
+from vrhcaby.pool import SHARED, worker_pool
 from vrhcaby.stats import mean_ci95, nan_to_none, wilson_ci95
 
 #: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
@@ -386,16 +385,8 @@ def _record(
     }
 
 
-# Worker processes inherit the agents through fork instead of pickling them per task.
-_WORKER: dict = {}
-
-
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _worker_chunk(samples: range) -> list[GameResult]:
-    return play_chunk(_WORKER["agents"], samples, _WORKER["seed"], _WORKER["settings"])
+    return play_chunk(SHARED["agents"], samples, SHARED["seed"], SHARED["settings"])
 
 
 def _chunks(n_samples: int) -> Iterator[range]:
@@ -441,9 +432,8 @@ def run_pair(
             for chunk in chunks:
                 play_chunk(agents, chunk, seed, settings, keep)
         else:
-            _WORKER.update(agents=agents, seed=seed, settings=settings)
-            ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(min(jobs, len(chunks)), initializer=_worker_init) as pool:
+            processes = min(jobs, len(chunks))
+            with worker_pool(processes, agents=agents, seed=seed, settings=settings) as pool:
                 try:
                     for chunk_results in pool.imap_unordered(_worker_chunk, chunks):
                         for r in chunk_results:

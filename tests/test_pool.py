@@ -1,0 +1,69 @@
+"""`--jobs N` workers: never forked from the caller, and given agents that pickle.
+
+Forking a process that runs other threads can hang (gRPC's fork handlers, left behind by
+Ray, wait for threads that never idle), so the workers come from a fork server instead.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+from race_evaluator import RaceEvaluator
+
+import engine
+from agents import load_agent
+from agents.td import TDAgent
+from vrhcaby.rollout import Settings, rollout_afterstates
+from vrhcaby.tournament import play_pair
+
+_FORKS: list[int] = []
+os.register_at_fork(before=lambda: _FORKS.append(os.getpid()))
+
+
+def _forks_of_this_process() -> int:
+    return _FORKS.count(os.getpid())
+
+
+def test_a_tournament_on_two_processes_never_forks_the_caller():
+    a, b = load_agent("pubeval"), load_agent("heuristic")
+    before = _forks_of_this_process()
+    two = play_pair(a, b, games=260, seed=5, jobs=2)
+    assert _forks_of_this_process() == before
+    one = play_pair(a, b, games=260, seed=5)
+    assert (two.ppg, two.wins) == (one.ppg, one.wins)
+
+
+def test_a_rollout_on_two_processes_never_forks_the_caller():
+    a = engine.legal_plays(engine.Position.start(), (3, 1))[0].position.board
+    settings = Settings(trials=32, chunk=8, truncate=8, seed=3)
+    before = _forks_of_this_process()
+    (two,) = rollout_afterstates(a[None], TDAgent(RaceEvaluator()), settings=settings, jobs=2)
+    assert _forks_of_this_process() == before
+    (one,) = rollout_afterstates(a[None], TDAgent(RaceEvaluator()), settings=settings)
+    np.testing.assert_array_equal(two.raw, one.raw)
+
+
+@pytest.mark.parametrize(
+    "spec", ["random?seed=4", "heuristic", "pubeval", "td", "td?plies=1", "gnubg?plies=0"]
+)
+def test_every_built_in_agent_pickles_and_plays_as_before(spec):
+    if spec.startswith("gnubg"):
+        pytest.importorskip("gnubg_nn")
+    agent = load_agent(spec)
+    copy = pickle.loads(pickle.dumps(agent))
+    assert copy.name == agent.name
+    pos = engine.Position.start()
+    rng = np.random.default_rng(1)
+    boards = []
+    for _ in range(6):
+        plays = engine.legal_plays(pos, (6, 1))
+        pos = plays[int(rng.integers(len(plays)))].position.flip()
+        boards.append(pos.board)
+    dice = np.array([[6, 1], [5, 3], [4, 4], [2, 1], [6, 5], [3, 3]])
+    boards = np.stack(boards)  # a random agent's copy draws the same stream
+    np.testing.assert_array_equal(
+        copy.choose_boards(boards, dice), agent.choose_boards(boards, dice)
+    )
