@@ -1,13 +1,14 @@
-"""`--jobs N` workers: never forked from the caller, and given agents that pickle.
-
-Forking a process that runs other threads can hang (gRPC's fork handlers, left behind by
-Ray, wait for threads that never idle), so the workers come from a fork server instead.
-"""
+"""`--jobs N` workers: forked from the caller, except once it has loaded gRPC (Ray), whose
+fork handlers can hang a fork; then from a fork server, given agents that pickle."""
 
 from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +17,11 @@ from race_evaluator import RaceEvaluator
 import engine
 from agents import load_agent
 from agents.td import TDAgent
+from vrhcaby import pool
 from vrhcaby.rollout import Settings, rollout_afterstates
 from vrhcaby.tournament import play_pair
+
+ROOT = Path(__file__).resolve().parents[1]
 
 _FORKS: list[int] = []
 os.register_at_fork(before=lambda: _FORKS.append(os.getpid()))
@@ -27,7 +31,16 @@ def _forks_of_this_process() -> int:
     return _FORKS.count(os.getpid())
 
 
-def test_a_tournament_on_two_processes_never_forks_the_caller():
+def test_a_process_forks_its_workers_until_it_loads_grpc(monkeypatch):
+    for name in pool.FORK_UNSAFE:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    assert pool.start_method() == "fork"
+    monkeypatch.setitem(sys.modules, "grpc", object())
+    assert pool.start_method() == "forkserver"
+
+
+def test_after_grpc_a_tournament_on_two_processes_never_forks_the_caller():
+    pytest.importorskip("grpc")
     a, b = load_agent("pubeval"), load_agent("heuristic")
     before = _forks_of_this_process()
     two = play_pair(a, b, games=260, seed=5, jobs=2)
@@ -36,7 +49,8 @@ def test_a_tournament_on_two_processes_never_forks_the_caller():
     assert (two.ppg, two.wins) == (one.ppg, one.wins)
 
 
-def test_a_rollout_on_two_processes_never_forks_the_caller():
+def test_after_grpc_a_rollout_on_two_processes_never_forks_the_caller():
+    pytest.importorskip("grpc")
     a = engine.legal_plays(engine.Position.start(), (3, 1))[0].position.board
     settings = Settings(trials=32, chunk=8, truncate=8, seed=3)
     before = _forks_of_this_process()
@@ -44,6 +58,23 @@ def test_a_rollout_on_two_processes_never_forks_the_caller():
     assert _forks_of_this_process() == before
     (one,) = rollout_afterstates(a[None], TDAgent(RaceEvaluator()), settings=settings)
     np.testing.assert_array_equal(two.raw, one.raw)
+
+
+def test_a_script_without_a_main_guard_plays_on_two_processes(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent("""
+            from agents import load_agent
+            from vrhcaby.tournament import play_pair
+            r = play_pair(load_agent("pubeval"), load_agent("heuristic"), games=260, seed=1, jobs=2)
+            print(r.games)
+        """)
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["260"]
 
 
 @pytest.mark.parametrize(

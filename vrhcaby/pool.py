@@ -1,26 +1,37 @@
-"""Local worker processes for `--jobs N`, safe to start from any process.
+"""Local worker processes for `--jobs N`, safe to start after Ray.
 
-Workers are forked from multiprocessing's fork server, a fresh interpreter started once per
-process, never from the caller itself. Forking the caller is only safe while it runs no
-threads, and a caller that has touched Ray holds gRPC threads whose fork handlers can wait
-forever ("Waiting for thread pool to idle before forking"); torch and tqdm start threads
-too. The price is that what the workers share is pickled, once per worker: agents must
-pickle (every built-in one does), as they must for the Ray backend.
+Workers are normally forked from the caller: they start at once, inherit the agents
+without pickling, and a script need not guard its top level with ``if __name__ ==
+"__main__"``. A process that has loaded gRPC (Ray does, and its threads outlive
+`ray.shutdown()`) must not fork: gRPC's fork handlers can wait forever for its threads to
+idle ("Waiting for thread pool to idle before forking", grpc/grpc#31885). Such a process
+gets its workers from multiprocessing's fork server, a fresh interpreter, instead; what
+the workers share is then pickled, once per worker, as it is for the Ray backend, and a
+script's top level must be guarded, as for any spawned process.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 from multiprocessing.pool import Pool
 from typing import Any
 
-#: What the workers of the current pool were given (set in the worker, by `_start`).
+#: What the workers of the current pool were given (set in each worker by `_start`).
 SHARED: dict[str, Any] = {}
 
-# Imported once in the fork server, so a worker starts with them instead of importing
-# torch and the engine anew. '__main__' lets a script's own agents unpickle, as spawn does.
+#: Modules whose presence makes forking this process unsafe.
+FORK_UNSAFE = ("grpc", "ray")
+
+# Imported once in the fork server, so that a worker starts with them instead of
+# importing torch and the engine anew; '__main__' lets a script's own agents unpickle.
 _PRELOAD = ["__main__", "agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
+
+
+def start_method() -> str:
+    """'fork', or 'forkserver' once this process has loaded gRPC (through Ray or not)."""
+    return "forkserver" if any(m in sys.modules for m in FORK_UNSAFE) else "fork"
 
 
 def _start(shared: dict[str, Any]) -> None:
@@ -32,6 +43,8 @@ def _start(shared: dict[str, Any]) -> None:
 def worker_pool(processes: int, **shared: Any) -> Pool:
     """A pool of `processes` workers, each holding `shared` in `SHARED` (use it as a
     context manager, which terminates the workers on leaving)."""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(_PRELOAD)
+    method = start_method()
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(_PRELOAD)
     return ctx.Pool(processes, initializer=_start, initargs=(shared,))
