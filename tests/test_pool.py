@@ -19,7 +19,8 @@ from agents import load_agent
 from agents.td import TDAgent
 from vrhcaby import pool
 from vrhcaby.rollout import Settings, rollout_afterstates
-from vrhcaby.tournament import play_pair
+from vrhcaby.tournament import Settings as PairSettings
+from vrhcaby.tournament import play_pair, run_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,6 +38,26 @@ def test_a_process_forks_its_workers_until_it_loads_grpc(monkeypatch):
     assert pool.start_method() == "fork"
     monkeypatch.setitem(sys.modules, "grpc", object())
     assert pool.start_method() == "forkserver"
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_ctrl_c_on_two_processes_keeps_the_finished_games(monkeypatch, method):
+    if method == "fork" and pool.start_method() != "fork":
+        pytest.skip("this process has loaded gRPC: forking it could hang")
+    monkeypatch.setattr(pool, "start_method", lambda: method)
+    seen = []
+
+    def press_ctrl_c(result):
+        seen.append(result)
+        if len(seen) == 2 * 64:  # the first chunk's games are in
+            raise KeyboardInterrupt
+
+    a, b = load_agent("pubeval"), load_agent("heuristic")
+    games, interrupted = run_pair(
+        a, b, samples=64 * 40, seed=2, settings=PairSettings(), jobs=2, on_result=press_ctrl_c
+    )
+    assert interrupted
+    assert 2 * 64 <= len(games) < 2 * 64 * 40
 
 
 def test_after_grpc_a_tournament_on_two_processes_never_forks_the_caller():
