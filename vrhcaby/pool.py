@@ -25,7 +25,8 @@ SHARED: dict[str, Any] = {}
 FORK_UNSAFE = ("grpc", "ray")
 
 # Imported once in the fork server, so that a worker starts with them instead of
-# importing torch and the engine anew; '__main__' lets a script's own agents unpickle.
+# importing torch and the engine anew. '__main__' (the script, run as '__mp_main__', where
+# its own agent classes unpickle from) is then run once there, not once per worker.
 _PRELOAD = ["__main__", "agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
 
 
