@@ -98,6 +98,33 @@ def test_a_script_without_a_main_guard_plays_on_two_processes(tmp_path):
     assert done.stdout.split() == ["260"]
 
 
+def test_after_grpc_a_scripts_own_agent_plays_on_two_processes(tmp_path):
+    pytest.importorskip("grpc")
+    script = tmp_path / "own_agent.py"
+    script.write_text(
+        textwrap.dedent("""
+            import grpc
+            from agents import load_agent
+            from agents.pubeval import PubevalAgent
+            from vrhcaby.pool import start_method
+            from vrhcaby.tournament import play_pair
+
+            class Mine(PubevalAgent):
+                name = "mine"
+
+            if __name__ == "__main__":
+                two = play_pair(Mine(), load_agent("heuristic"), games=260, seed=1, jobs=2)
+                one = play_pair(Mine(), load_agent("heuristic"), games=260, seed=1)
+                print(start_method(), two.games, two.ppg == one.ppg)
+        """)
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["forkserver", "260", "True"]
+
+
 @pytest.mark.parametrize(
     "spec", ["random?seed=4", "heuristic", "pubeval", "td", "td?plies=1", "gnubg?plies=0"]
 )

@@ -25,9 +25,9 @@ SHARED: dict[str, Any] = {}
 FORK_UNSAFE = ("grpc", "ray")
 
 # Imported once in the fork server, so that a worker starts with them instead of
-# importing torch and the engine anew. '__main__' (the script, run as '__mp_main__', where
-# its own agent classes unpickle from) is then run once there, not once per worker.
-_PRELOAD = ["__main__", "agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
+# importing torch and the engine anew. (Each worker still runs the caller's script as
+# '__mp_main__', which is where a script's own agent classes unpickle from.)
+_PRELOAD = ["agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
 
 
 def start_method() -> str:
