@@ -1,8 +1,10 @@
 """`--jobs N` workers: forked from the caller, except once it has loaded gRPC (Ray), whose
-fork handlers can hang a fork; then from a fork server, given agents that pickle."""
+fork handlers can hang a fork; then from a fork server, given agents that pickle. A worker
+that dies, or raises, ends the run with an error instead of a hang."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import subprocess
@@ -32,6 +34,15 @@ def _forks_of_this_process() -> int:
     return _FORKS.count(os.getpid())
 
 
+METHODS = ["fork", "forkserver"]
+
+
+def use(monkeypatch, method: str) -> None:
+    if method == "fork" and pool.start_method() != "fork":
+        pytest.skip("this process has loaded gRPC: forking it could hang")
+    monkeypatch.setattr(pool, "start_method", lambda: method)
+
+
 def test_a_process_forks_its_workers_until_it_loads_grpc(monkeypatch):
     for name in pool.FORK_UNSAFE:
         monkeypatch.delitem(sys.modules, name, raising=False)
@@ -40,11 +51,9 @@ def test_a_process_forks_its_workers_until_it_loads_grpc(monkeypatch):
     assert pool.start_method() == "forkserver"
 
 
-@pytest.mark.parametrize("method", ["fork", "forkserver"])
+@pytest.mark.parametrize("method", METHODS)
 def test_ctrl_c_on_two_processes_keeps_the_finished_games(monkeypatch, method):
-    if method == "fork" and pool.start_method() != "fork":
-        pytest.skip("this process has loaded gRPC: forking it could hang")
-    monkeypatch.setattr(pool, "start_method", lambda: method)
+    use(monkeypatch, method)
     seen = []
 
     def press_ctrl_c(result):
@@ -58,6 +67,37 @@ def test_ctrl_c_on_two_processes_keeps_the_finished_games(monkeypatch, method):
     )
     assert interrupted
     assert 2 * 64 <= len(games) < 2 * 64 * 40
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_workers_return_every_result_and_end_with_the_pool(monkeypatch, method):
+    use(monkeypatch, method)
+    with pool.WorkerPool(2, abs) as workers:
+        assert sorted(workers.imap_unordered(range(-20, 0))) == list(range(1, 21))
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_killed_worker_is_an_error_not_a_hang(monkeypatch, method):
+    use(monkeypatch, method)
+    with (
+        pytest.raises(pool.WorkerDied, match=r"exit code 3\b"),
+        pool.WorkerPool(2, os._exit) as workers,
+    ):
+        list(workers.imap_unordered([3, 3, 3]))
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_an_error_in_a_worker_is_raised_with_its_traceback(monkeypatch, method):
+    use(monkeypatch, method)
+    with (
+        pytest.raises(ValueError, match="invalid literal") as caught,
+        pool.WorkerPool(2, int) as workers,
+    ):
+        list(workers.imap_unordered(["1", "2", "x", "4"]))
+    assert any("in a worker process" in note for note in caught.value.__notes__)
+    assert multiprocessing.active_children() == []
 
 
 def test_after_grpc_a_tournament_on_two_processes_never_forks_the_caller():

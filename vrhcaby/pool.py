@@ -1,4 +1,5 @@
-"""Local worker processes for `--jobs N`, safe to start after Ray.
+"""Local worker processes for `--jobs N`: safe to start after Ray, and never left waiting
+for a worker that died.
 
 Workers are normally forked from the caller: they start at once, inherit the agents
 without pickling, and a script need not guard its top level with ``if __name__ ==
@@ -8,6 +9,9 @@ idle ("Waiting for thread pool to idle before forking", grpc/grpc#31885). Such a
 gets its workers from multiprocessing's fork server, a fresh interpreter, instead; what
 the workers share is then pickled, once per worker, as it is for the Ray backend, and a
 script's top level must be guarded, as for any spawned process.
+
+`multiprocessing.Pool` is not used because it replaces a killed worker (the OOM killer's
+victim, say) and waits forever for the task it held; here that is a `WorkerDied` error.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import sys
-from multiprocessing.pool import Pool
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
-#: What the workers of the current pool were given (set in each worker by `_start`).
+#: What the workers were given (set in each worker process).
 SHARED: dict[str, Any] = {}
 
 #: Modules whose presence makes forking this process unsafe.
@@ -30,22 +36,106 @@ FORK_UNSAFE = ("grpc", "ray")
 _PRELOAD = ["agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
 
 
+class WorkerDied(RuntimeError):
+    """A worker process ended while it held a task."""
+
+
 def start_method() -> str:
     """'fork', or 'forkserver' once this process has loaded gRPC (through Ray or not)."""
     return "forkserver" if any(m in sys.modules for m in FORK_UNSAFE) else "fork"
 
 
-def _start(shared: dict[str, Any]) -> None:
+def _serve(conn: Connection, fn: Callable[[Any], Any], shared: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    SHARED.clear()
     SHARED.update(shared)
+    while True:
+        task = conn.recv()
+        try:
+            out = (True, fn(task))
+        except Exception as exc:
+            exc.add_note("in a worker process:\n" + traceback.format_exc().rstrip())
+            out = (False, exc)
+        try:
+            conn.send(out)
+        except Exception as exc:  # an exception that does not pickle
+            conn.send((False, RuntimeError(f"in a worker process: {exc!r}")))
 
 
-def worker_pool(processes: int, **shared: Any) -> Pool:
-    """A pool of `processes` workers, each holding `shared` in `SHARED` (use it as a
-    context manager, which terminates the workers on leaving)."""
-    method = start_method()
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload(_PRELOAD)
-    return ctx.Pool(processes, initializer=_start, initargs=(shared,))
+class WorkerPool:
+    """`processes` worker processes that each run `fn` on one task at a time, with
+    `shared` in their `SHARED`. Use as a context manager: leaving it (Ctrl-C or an error
+    included) terminates the workers."""
+
+    def __init__(self, processes: int, fn: Callable[[Any], Any], **shared: Any) -> None:
+        method = start_method()
+        ctx = multiprocessing.get_context(method)
+        if method == "forkserver":
+            ctx.set_forkserver_preload(_PRELOAD)
+        self._workers: list[tuple[Any, Connection]] = []
+        try:
+            for _ in range(processes):
+                here, there = ctx.Pipe()
+                proc = ctx.Process(target=_serve, args=(there, fn, shared), daemon=True)
+                proc.start()
+                there.close()
+                self._workers.append((proc, here))
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers, whatever they are doing."""
+        for proc, conn in self._workers:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+            conn.close()
+        self._workers = []
+
+    def imap_unordered(self, tasks: Iterable[Any]) -> Iterator[Any]:
+        """`fn(task)` for every task, in the order they finish. An exception raised by
+        `fn` is raised here; a worker that ends while the pool is open (workers only end
+        when it closes) raises `WorkerDied`."""
+        todo = iter(tasks)
+        busy: dict[Connection, Any] = {}
+
+        def died(proc: Any) -> WorkerDied:
+            proc.join()
+            return WorkerDied(
+                f"worker process {proc.pid} ended (exit code {proc.exitcode}) before "
+                "finishing its share; out of memory?"
+            )
+
+        def hand_out(proc: Any, conn: Connection) -> None:
+            task = next(todo, None)
+            if task is not None:
+                try:
+                    conn.send(task)
+                except OSError:
+                    raise died(proc) from None
+                busy[conn] = proc
+
+        for proc, conn in self._workers:
+            hand_out(proc, conn)
+        while busy:
+            for ready in wait([*busy, *(p.sentinel for p in busy.values())]):
+                if ready not in busy:  # a sentinel: that worker's process ended
+                    proc = next((p for p in busy.values() if p.sentinel == ready), None)
+                    if proc is not None:
+                        raise died(proc)
+                    continue
+                proc = busy.pop(ready)
+                try:
+                    ok, value = ready.recv()
+                except EOFError:
+                    raise died(proc) from None
+                if not ok:
+                    raise value
+                hand_out(proc, ready)
+                yield value

@@ -78,7 +78,7 @@ from vrhcaby.oneply import (
     every_roll,
     game_value,
 )
-from vrhcaby.pool import SHARED, worker_pool
+from vrhcaby.pool import SHARED, WorkerPool
 from vrhcaby.stats import nan_to_none
 
 __all__ = [
@@ -705,15 +705,9 @@ def _run(
                 keep(trials, job.run(trials))
         else:
             processes = min(jobs, -(-s.trials // s.chunk))
-            with worker_pool(processes, job=job) as pool:
-                try:
-                    for trials, part in pool.imap_unordered(
-                        _worker_chunk, _chunks(s.trials, s.chunk)
-                    ):
-                        keep(trials, part)
-                except KeyboardInterrupt:
-                    pool.terminate()
-                    raise
+            with WorkerPool(processes, _worker_chunk, job=job) as pool:
+                for trials, part in pool.imap_unordered(_chunks(s.trials, s.chunk)):
+                    keep(trials, part)
     except KeyboardInterrupt:
         return results(True)
     return results(False)

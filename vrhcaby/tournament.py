@@ -23,7 +23,7 @@ import numpy as np
 
 import engine
 from agents.base import GameContext, play_reaching
-from vrhcaby.pool import SHARED, worker_pool
+from vrhcaby.pool import SHARED, WorkerPool
 from vrhcaby.stats import mean_ci95, nan_to_none, wilson_ci95
 
 #: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
@@ -433,14 +433,11 @@ def run_pair(
                 play_chunk(agents, chunk, seed, settings, keep)
         else:
             processes = min(jobs, len(chunks))
-            with worker_pool(processes, agents=agents, seed=seed, settings=settings) as pool:
-                try:
-                    for chunk_results in pool.imap_unordered(_worker_chunk, chunks):
-                        for r in chunk_results:
-                            keep(r)
-                except KeyboardInterrupt:
-                    pool.terminate()
-                    raise
+            shared = {"agents": agents, "seed": seed, "settings": settings}
+            with WorkerPool(processes, _worker_chunk, **shared) as pool:
+                for chunk_results in pool.imap_unordered(chunks):
+                    for r in chunk_results:
+                        keep(r)
     except KeyboardInterrupt:
         return results, True
     return results, False
