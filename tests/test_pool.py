@@ -7,6 +7,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -78,13 +80,17 @@ def test_workers_return_every_result_and_end_with_the_pool(monkeypatch, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_a_killed_worker_is_an_error_not_a_hang(monkeypatch, method):
+@pytest.mark.parametrize(
+    ("end", "code", "said"),
+    [(os._exit, 3, "exited (3)"), (signal.raise_signal, signal.SIGKILL, "killed by SIGKILL")],
+)
+def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch, method, end, code, said):
     use(monkeypatch, method)
     with (
-        pytest.raises(pool.WorkerDied, match=r"exit code 3\b"),
-        pool.WorkerPool(2, os._exit) as workers,
+        pytest.raises(pool.WorkerDied, match=re.escape(said)),
+        pool.WorkerPool(2, end) as workers,
     ):
-        list(workers.imap_unordered([3, 3, 3]))
+        list(workers.imap_unordered([code, code, code]))
     assert multiprocessing.active_children() == []
 
 
@@ -98,6 +104,21 @@ def test_an_error_in_a_worker_is_raised_with_its_traceback(monkeypatch, method):
         list(workers.imap_unordered(["1", "2", "x", "4"]))
     assert any("in a worker process" in note for note in caught.value.__notes__)
     assert multiprocessing.active_children() == []
+
+
+def _die(task):
+    os._exit(9)
+
+
+def test_the_command_line_reports_a_dead_worker_in_one_line(monkeypatch, capsys):
+    from vrhcaby import cli, tournament
+
+    use(monkeypatch, "fork")  # the workers inherit the patched chunk player
+    monkeypatch.setattr(tournament, "_worker_chunk", _die)
+    argv = ["tournament", "pubeval", "random", "--games", "300", "--jobs", "2", "--no-progress"]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "worker process" in err and "exited (9)" in err, err
 
 
 def test_after_grpc_a_tournament_on_two_processes_never_forks_the_caller():

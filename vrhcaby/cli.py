@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError, FileNotFoundError) as exc:
         print(f"vrhcaby {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except ChildProcessError as exc:  # a worker process died (vrhcaby.pool.WorkerDied)
+        print(f"vrhcaby {args.command}: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly

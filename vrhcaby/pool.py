@@ -36,8 +36,11 @@ FORK_UNSAFE = ("grpc", "ray")
 _PRELOAD = ["agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
 
 
-class WorkerDied(RuntimeError):
-    """A worker process ended while it held a task."""
+_END = object()
+
+
+class WorkerDied(ChildProcessError):
+    """A worker process ended while the pool was open."""
 
 
 def start_method() -> str:
@@ -107,14 +110,19 @@ class WorkerPool:
 
         def died(proc: Any) -> WorkerDied:
             proc.join()
-            return WorkerDied(
-                f"worker process {proc.pid} ended (exit code {proc.exitcode}) before "
-                "finishing its share; out of memory?"
-            )
+            code = proc.exitcode
+            if code >= 0:
+                how = f"exited ({code})"
+            else:
+                try:
+                    how = f"was killed by {signal.Signals(-code).name}"
+                except ValueError:
+                    how = f"was killed by signal {-code}"
+            return WorkerDied(f"worker process {proc.pid} {how} before finishing (out of memory?)")
 
         def hand_out(proc: Any, conn: Connection) -> None:
-            task = next(todo, None)
-            if task is not None:
+            task = next(todo, _END)
+            if task is not _END:
                 try:
                     conn.send(task)
                 except OSError:
