@@ -35,8 +35,7 @@ FORK_UNSAFE = ("grpc", "ray")
 # '__mp_main__', which is where a script's own agent classes unpickle from.)
 _PRELOAD = ["agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
 
-
-_END = object()
+_END = object()  # no more tasks (None may be a task)
 
 
 class WorkerDied(ChildProcessError):
@@ -60,7 +59,7 @@ def _serve(conn: Connection, fn: Callable[[Any], Any], shared: dict[str, Any]) -
             out = (False, exc)
         try:
             conn.send(out)
-        except Exception as exc:  # an exception that does not pickle
+        except Exception as exc:  # a result or exception that does not pickle
             conn.send((False, RuntimeError(f"in a worker process: {exc!r}")))
 
 
