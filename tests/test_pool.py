@@ -142,28 +142,34 @@ def test_after_grpc_a_rollout_on_two_processes_never_forks_the_caller():
     np.testing.assert_array_equal(two.raw, one.raw)
 
 
+def run_script(path: Path, text: str) -> list[str]:
+    """Run `text` as a fresh script; the words it printed."""
+    path.write_text(textwrap.dedent(text))
+    done = subprocess.run(
+        [sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
 def test_a_script_without_a_main_guard_plays_on_two_processes(tmp_path):
-    script = tmp_path / "unguarded.py"
-    script.write_text(
-        textwrap.dedent("""
+    printed = run_script(
+        tmp_path / "unguarded.py",
+        """
             from agents import load_agent
             from vrhcaby.tournament import play_pair
             r = play_pair(load_agent("pubeval"), load_agent("heuristic"), games=260, seed=1, jobs=2)
             print(r.games)
-        """)
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["260"]
+    assert printed == ["260"]
 
 
 def test_after_grpc_a_scripts_own_agent_plays_on_two_processes(tmp_path):
     pytest.importorskip("grpc")
-    script = tmp_path / "own_agent.py"
-    script.write_text(
-        textwrap.dedent("""
+    printed = run_script(
+        tmp_path / "own_agent.py",
+        """
             import grpc
             from agents import load_agent
             from agents.pubeval import PubevalAgent
@@ -177,13 +183,9 @@ def test_after_grpc_a_scripts_own_agent_plays_on_two_processes(tmp_path):
                 two = play_pair(Mine(), load_agent("heuristic"), games=260, seed=1, jobs=2)
                 one = play_pair(Mine(), load_agent("heuristic"), games=260, seed=1)
                 print(start_method(), two.games, two.ppg == one.ppg)
-        """)
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["forkserver", "260", "True"]
+    assert printed == ["forkserver", "260", "True"]
 
 
 @pytest.mark.parametrize(

@@ -47,6 +47,13 @@ def start_method() -> str:
     return "forkserver" if any(m in sys.modules for m in FORK_UNSAFE) else "fork"
 
 
+def _how_it_ended(exitcode: int) -> str:
+    if exitcode >= 0:
+        return f"exited ({exitcode})"
+    known = {s.value: s.name for s in signal.Signals}
+    return f"was killed by {known.get(-exitcode, f'signal {-exitcode}')}"
+
+
 def _serve(conn: Connection, fn: Callable[[Any], Any], shared: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     SHARED.update(shared)
@@ -109,14 +116,7 @@ class WorkerPool:
 
         def died(proc: Any) -> WorkerDied:
             proc.join()
-            code = proc.exitcode
-            if code >= 0:
-                how = f"exited ({code})"
-            else:
-                try:
-                    how = f"was killed by {signal.Signals(-code).name}"
-                except ValueError:
-                    how = f"was killed by signal {-code}"
+            how = _how_it_ended(proc.exitcode)
             return WorkerDied(f"worker process {proc.pid} {how} before finishing (out of memory?)")
 
         def hand_out(proc: Any, conn: Connection) -> None:
