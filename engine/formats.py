@@ -258,6 +258,13 @@ class MatchState:
                 )
         if self.doubled and dice != (0, 0):
             raise ValueError(f"a double is offered before rolling, got dice {dice}")
+        if self.doubled and self.crawford:
+            raise ValueError("a double is offered in the Crawford game, where the cube is not used")
+        if self.doubled and self.cube_owner == 1 - self.dice_owner:
+            raise ValueError(
+                f"player {self.dice_owner} offers a double but player {self.cube_owner} owns "
+                "the cube"
+            )
         answering = self.doubled or self.resign > 0
         turn = self.turn
         if turn is None:

@@ -82,7 +82,8 @@ def match_states(draw: st.DrawFn, *, xgid_only: bool = False) -> MatchState:
     else:
         game_state = draw(st.sampled_from(list(GameState)))
         resign = draw(st.integers(0, 3))
-    doubled = resign == 0 and draw(st.booleans())
+    # A double needs a cube the doubler may turn: not the Crawford game's, not the opponent's.
+    doubled = resign == 0 and not crawford and owner != 1 - on_roll and draw(st.booleans())
     dice = (0, 0) if doubled else draw(st.sampled_from([(0, 0), *_ROLLS]))
     if doubled or resign:
         turn = 1 - on_roll
@@ -351,6 +352,51 @@ def test_match_id_from_a_gnubg_session() -> None:
 def test_malformed_match_ids(mid: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         MatchState.from_id(mid)
+
+
+def _gnubg_raw_match_id(cube, owner, on_roll, length, score, crawford, doubled) -> str:
+    """The Match ID GNU Backgammon's encoder writes for these fields, with no check of
+    whether they make sense together (a double pending, or the side on roll to act)."""
+    ci = gnubg.cube_info(cube, owner, on_roll, length, score, crawford, 0)
+    pi = gnubg.pos_info(1 - on_roll if doubled else on_roll, 0, doubled, 1, (0, 0))
+    return gnubg.match_id(ci, pi)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        # A double offered in the Crawford game (5-point match, 4-0).
+        ((1, -1, 0, 5, (4, 0), 1, 1), "double is offered in the Crawford game"),
+        ((1, -1, 1, 5, (0, 4), 1, 1), "double is offered in the Crawford game"),
+        # A double offered by the side that does not own the cube.
+        ((2, 1, 0, 0, (0, 0), 0, 1), "player 0 offers a double but player 1 owns the cube"),
+        ((4, 0, 1, 7, (2, 3), 0, 1), "player 1 offers a double but player 0 owns the cube"),
+    ],
+)
+def test_impossible_match_ids_gnubg_writes_are_refused(fields: tuple, message: str) -> None:
+    mid = _gnubg_raw_match_id(*fields)
+    with pytest.raises(ValueError, match=message) as err:
+        MatchState.from_id(mid)
+    assert mid in str(err.value) and "\n" not in str(err.value)
+
+
+def test_possible_doubles_are_read() -> None:
+    # The owner redoubles, and either side doubles a centred cube: gnubg's IDs read back.
+    for cube, owner, on_roll in ((2, 0, 0), (4, 1, 1), (1, -1, 0), (1, -1, 1)):
+        state = MatchState.from_id(_gnubg_raw_match_id(cube, owner, on_roll, 7, (2, 3), 0, 1))
+        assert state.doubled and state.turn == 1 - on_roll and state.cube_owner == owner
+
+
+def test_scores_at_or_past_the_match_length_are_refused() -> None:
+    # GNU Backgammon itself will not take such a score...
+    with pytest.raises(RuntimeError):
+        gnubg.cube_info(1, -1, 0, 5, (5, 0), 0, 0)
+    # ...and the Match ID that holds one is refused with one line.
+    for s0, s1 in ((5, 0), (0, 5), (6, 2)):
+        mid = pack(match_bits(length=5, s0=s0, s1=s1), 12)
+        with pytest.raises(ValueError, match="below the match length 5") as err:
+            MatchState.from_id(mid)
+        assert mid in str(err.value)
 
 
 @pytest.mark.parametrize(

@@ -356,7 +356,13 @@ class Candidate:
 
     @property
     def position_id(self) -> str:
-        """Position ID of the resulting position, from the opponent's view (on roll next)."""
+        """Position ID of the resulting position with the mover still on roll, as
+        `vrhcaby moves` and GNU Backgammon's move list give it."""
+        return self.play.position.position_id()
+
+    @property
+    def next_position_id(self) -> str:
+        """Position ID of the resulting position with the opponent on roll (next)."""
         return self.play.position.flip().position_id()
 
 

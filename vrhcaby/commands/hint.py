@@ -231,6 +231,7 @@ def hint_json(
                 "plies": c.plies,
                 "probabilities": [number(v) for v in c.probabilities],
                 "position_id": c.position_id,
+                "next_position_id": c.next_position_id,
             }
             for c in candidates
         ],

@@ -35,9 +35,14 @@ def parse_dice(text: str) -> tuple[int, int]:
 
 
 def read_position(text: str, variant: str = "standard") -> np.ndarray:
-    """The board a POSITION argument names (Position ID, ID:MatchID or XGID)."""
+    """The board a POSITION argument names (Position ID, ID:MatchID or XGID); ValueError
+    if the game in it is over (a side has borne off every checker: nobody is on roll)."""
     engine.get_variant(variant)
     board, _ = parse_position(text)
+    on_roll, other = engine.Position(board).borne_off()
+    if engine.CHECKERS in (on_roll, other):
+        who = "the side on roll" if on_roll == engine.CHECKERS else "the side not on roll"
+        raise ValueError(f"the game is over: {who} has borne off all its checkers")
     return board
 
 
@@ -49,7 +54,12 @@ def _acey_deucey_answer(board: np.ndarray, dice: tuple[int, int]) -> dict:
         "position_id": engine.position_id(board),
         "dice": list(dice),
         "moves": [
-            {"play": str(p), "position_id": p.position.position_id(), "extra_turn": p.extra_turn}
+            {
+                "play": str(p),
+                "position_id": p.position.position_id(),
+                "next_position_id": p.position.flip().position_id(),
+                "extra_turn": p.extra_turn,
+            }
             for p in plays
         ],
     }
@@ -66,9 +76,13 @@ def _answers(boards: np.ndarray, dice: np.ndarray) -> list[dict]:
         {"position_id": pid, "dice": [int(d[0]), int(d[1])], "moves": []}
         for pid, d in zip(position_ids(boards), dice, strict=True)
     ]
-    for pid, p, path in zip(position_ids(after), parent.tolist(), steps.tolist(), strict=True):
+    rows = zip(
+        position_ids(after), position_ids(after[:, ::-1]), parent.tolist(), steps.tolist(),
+        strict=True,
+    )
+    for pid, next_pid, p, path in rows:
         play = _notation(tuple(tuple(step) for step in path if step[0]))
-        out[p]["moves"].append({"play": play, "position_id": pid})
+        out[p]["moves"].append({"play": play, "position_id": pid, "next_position_id": next_pid})
     return out
 
 

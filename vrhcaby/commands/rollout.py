@@ -300,7 +300,13 @@ def _plays_text(
 
 def _play_json(x: PlayRollout) -> dict:
     assert x.diff is not None
-    out = {"play": str(x.play), "prior": x.prior, **x.result.to_json()}
+    out = {
+        "play": str(x.play),
+        "position_id": x.play.position.position_id(),
+        "next_position_id": x.play.position.flip().position_id(),
+        "prior": x.prior,
+        **x.result.to_json(),
+    }
     out["diff"] = x.diff.equity
     out["diff_se"] = x.diff.equity_se
     out["cubeful"] = x.cubeful
