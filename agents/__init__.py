@@ -8,7 +8,8 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
 ``heuristic``                   the hand-written strategy (`agents.heuristic`)
 ``pubeval``                     Tesauro's public benchmark evaluator
 ``td[:PATH][?plies=P&filter=A,B]`` a trained network (default ``checkpoints/td-best.pt``)
-                                with P-ply look-ahead (0, 1, 2) and move filters A, B
+                                with P-ply look-ahead (0, 1, 2) and move filters A, B;
+                                PATH may name a shipped one (``td:td-contact``)
 ``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
 ==============================  ==========================================================
 

@@ -39,9 +39,12 @@ from vrhcaby import analysis
 from vrhcaby.cube import GNUBG_EFFICIENCY, Efficiency
 from vrhcaby.net import equity, invert, outcome
 
+#: The shipped networks, beside the code: `td:NAME` finds `NAME.pt` here from any
+#: working directory.
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 #: The network `td` alone loads: the project's shipped network, found beside the code
 #: whatever the working directory.
-SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "td-best.pt"
+SHIPPED = CHECKPOINTS / "td-best.pt"
 
 _ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 _WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in _ROLLS]) / 36
@@ -315,12 +318,28 @@ def _key(context: GameContext) -> GameContext | None:
     return replace(context, cube_value=1, max_cube=2 if may_redouble else 1)
 
 
+def find_checkpoint(path: str) -> Path:
+    """The file a `td:PATH` spec names: PATH itself (from the working directory), else a
+    shipped network by its name (`td-contact` or `td-contact.pt` in `checkpoints/`), else
+    PATH from the project's root (`checkpoints/td-80.pt` from any directory).
+    ValueError naming the shipped networks if none of them is a file."""
+    given = Path(path).expanduser()
+    candidates = [given]
+    if not given.is_absolute():
+        shipped = CHECKPOINTS / given
+        candidates += [shipped, shipped.with_name(shipped.name + ".pt"), CHECKPOINTS.parent / given]
+    for file in candidates:
+        if file.is_file():
+            return file
+    names = ", ".join(sorted(f.stem for f in CHECKPOINTS.glob("td*.pt"))) or "none"
+    raise ValueError(f"td: checkpoint {path!r} not found (shipped networks: {names})")
+
+
 def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) -> TDAgent:
-    """The agent for spec `td[:PATH]`: the network at `path`, or the shipped one."""
-    file = Path(path) if path else SHIPPED
+    """The agent for spec `td[:PATH]`: the network at `path` (see `find_checkpoint`), or
+    the shipped one."""
+    file = find_checkpoint(path) if path else SHIPPED
     if not file.is_file():
-        if path:
-            raise ValueError(f"td: checkpoint {str(file)!r} not found")
         raise ValueError(
             f"td: no shipped network ({SHIPPED} is missing); train one or name a "
             "checkpoint as td:PATH"

@@ -307,3 +307,26 @@ def test_context_flip():
     c = GameContext(cube_value=4, cube_owner="me", match_to=7, score=(3, 5))
     f = c.flip()
     assert f.cube_owner == "opponent" and f.score == (5, 3) and f.flip() == c
+
+
+def test_td_finds_a_shipped_network_by_name_from_any_directory(tmp_path, monkeypatch):
+    from agents.td import CHECKPOINTS
+
+    shipped = CHECKPOINTS / "td-80.pt"
+    if not shipped.is_file():
+        pytest.skip("td-80.pt is not shipped in this checkout")
+    # The reference: the same file named by its absolute path.
+    ref = load_agent(f"td:{shipped}")
+    board = engine.Position.start().board[None]
+    expected = ref.evaluator.probabilities(board)
+    monkeypatch.chdir(tmp_path)  # nothing named td-80 here
+    for spec in ("td:td-80", "td:td-80.pt", "td:checkpoints/td-80.pt", "td:td-80?plies=1"):
+        agent = load_agent(spec)
+        assert agent.name == spec
+        np.testing.assert_array_equal(agent.evaluator.probabilities(board), expected)
+    # A file in the working directory comes first, even if it shares a shipped name.
+    (tmp_path / "td-80").write_bytes(b"not a network")
+    with pytest.raises(ValueError, match="cannot load"):
+        load_agent("td:td-80")
+    with pytest.raises(ValueError, match=r"not found \(shipped networks: .*td-80"):
+        load_agent("td:td-nonexistent")
