@@ -39,6 +39,7 @@ __all__ = [
     "position_id",
     "position_ids",
     "xgid",
+    "xgid_or_none",
 ]
 
 _BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
@@ -287,6 +288,62 @@ class MatchState:
         put("jacoby", bool(self.jacoby))
         put("beavers", bool(self.beavers))
 
+    def player_name(self, player: int) -> str:
+        """'X' for `dice_owner` (the side on roll, drawn at the bottom), 'O' for the other."""
+        return "X" if player == self.dice_owner else "O"
+
+    def describe(self) -> str:
+        """The state in words, players named X (on roll) and O: match and score, cube,
+        and what happens next (the roll, a pending double or resignation, or the end).
+
+        >>> MatchState.from_id("QYkqASAAIAAA").describe()
+        '9-point match, score X 4, O 2; cube 2 owned by O; X has rolled 5-2'
+        """
+        name = self.player_name
+        x, o = self.score[self.dice_owner], self.score[1 - self.dice_owner]
+        if self.match_length:
+            game = f"{self.match_length}-point match, score X {x}, O {o}"
+            if self.crawford:
+                game += " (Crawford game)"
+            elif self.match_length - 1 in self.score and self.match_length > 1:
+                game += " (post-Crawford)"
+        else:
+            rules = ["Jacoby rule" if self.jacoby else "no Jacoby rule"]
+            if self.beavers:
+                rules.append("beavers allowed")
+            game = f"money game ({', '.join(rules)})"
+        if self.crawford:
+            cube = "no cube in the Crawford game"
+        elif self.cube_owner < 0:
+            cube = f"cube {self.cube_value} centred"
+        else:
+            cube = f"cube {self.cube_value} owned by {name(self.cube_owner)}"
+        assert self.turn is not None  # filled in by __post_init__
+        if self.game_state == GameState.NONE:
+            action = "no game started"
+        elif self.game_state == GameState.OVER:
+            action = "the game is over"
+        elif self.game_state == GameState.RESIGNED:
+            action = "the game is over: resigned"
+        elif self.game_state == GameState.DROPPED:
+            action = "the game is over: a double was passed"
+        elif self.doubled:
+            action = (
+                f"{name(self.dice_owner)} doubles to {2 * self.cube_value}; "
+                f"{name(self.turn)} to take or pass"
+            )
+        elif self.resign:
+            what = ("a single game", "a gammon", "a backgammon")[self.resign - 1]
+            action = (
+                f"{name(1 - self.turn)} offers to resign {what} ({self.resign * self.cube_value} "
+                f"points); {name(self.turn)} to accept or reject"
+            )
+        elif self.dice != (0, 0):
+            action = f"{name(self.dice_owner)} has rolled {self.dice[0]}-{self.dice[1]}"
+        else:
+            action = f"{name(self.dice_owner)} to roll"
+        return f"{game}; {cube}; {action}"
+
     @classmethod
     def from_id(cls, mid: str) -> MatchState:
         """Decode a GNU Backgammon Match ID (`beavers` and `max_cube` keep their defaults).
@@ -425,6 +482,20 @@ def xgid(board: np.ndarray, state: MatchState) -> str:
         state.max_cube.bit_length() - 1,
     )
     return _XGID_PREFIX + ":".join(str(f) for f in fields)
+
+
+def xgid_or_none(board: np.ndarray, state: MatchState | None) -> str | None:
+    """The XGID of a board and its state (with none, money with the cube centred and row 1
+    to roll), or None where an XGID cannot hold the state (a resignation, a game not in
+    play): what a board drawing prints beside the Position ID and Match ID.
+
+    >>> xgid_or_none(board_from_position_id("4HPwATDgc/ABMA"), None)
+    'XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10'
+    """
+    try:
+        return xgid(board, MatchState(dice_owner=1) if state is None else state)
+    except ValueError:
+        return None
 
 
 def _letter(count: int, *, upper: bool) -> str:

@@ -149,6 +149,12 @@ class Position:
     def __hash__(self) -> int:
         return hash(self._key)
 
+    def _repr_svg_(self) -> str:
+        """The board as an SVG picture (`engine.svg`), which notebooks draw."""
+        from engine.svg import board_svg
+
+        return board_svg(self._board, waiting=self._waiting)
+
     def __repr__(self) -> str:
         if any(self._waiting):
             return f"Position(board={self._board.tolist()}, waiting={self._waiting})"

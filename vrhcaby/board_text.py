@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import engine
-from engine.formats import MatchState, gnubg_id, position_id
+from engine.formats import MatchState, match_id, position_id, xgid_or_none
 
 _TOP = "+13-14-15-16-17-18------19-20-21-22-23-24-+"
 _BOTTOM = "+12-11-10--9--8--7-------6--5--4--3--2--1-+"
@@ -48,7 +48,10 @@ def draw(board: np.ndarray, state: MatchState | None = None) -> str:
     off_x, off_o = pos.borne_off()
     header = [f" Position ID: {position_id(b)}"]
     if state is not None:
-        header.append(f" GNU ID     : {gnubg_id(b, state)}")
+        header.append(f" Match ID   : {match_id(state)}")
+    xg = xgid_or_none(b, state)
+    if xg is not None:
+        header.append(f" XGID       : {xg}")
     top = _half(b, list(range(13, 25)), range(5))
     bottom = _half(b, list(range(12, 0, -1)), range(4, -1, -1))
     bars = f"  O bar: {int(b[0, 24])}  X bar: {int(b[1, 24])}"
@@ -67,17 +70,6 @@ def draw(board: np.ndarray, state: MatchState | None = None) -> str:
     lines += [f" {row}{extra}" for row, extra in zip(bottom, side_bottom, strict=True)]
     lines.append(" " + _BOTTOM)
     if state is not None:
-        cube = f"cube {state.cube_value}" + (
-            "" if state.cube_owner < 0 else f" owned by player {state.cube_owner}"
-        )
-        match = (
-            "money game"
-            if state.match_length == 0
-            else (
-                f"{state.match_length}-point match, score {state.score[0]}-{state.score[1]}"
-                + (" (Crawford)" if state.crawford else "")
-            )
-        )
-        lines.append(f" {match}; {cube}")
+        lines.append(f" {state.describe()}")
     lines.append(f" Pip count  X: {pip_x}  O: {pip_o}  X-O: {pip_x - pip_o}")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 COMMANDS = (
@@ -25,6 +26,17 @@ COMMANDS = (
     "train",
     "dice",
 )
+
+
+#: An XGID without its `XGID=` prefix: 26 board characters (the first, the top player's
+#: bar, is often '-'), then nine fields.
+_BARE_XGID = re.compile(r"[-a-oA-O]{26}(:[^:\s]*){9}")
+
+
+def _protect_xgid(arg: str) -> str:
+    """An XGID that starts with '-' written as `XGID=...`, so that argparse reads it as
+    the POSITION it is instead of an unknown option (no `--` needed)."""
+    return "XGID=" + arg if arg.startswith("-") and _BARE_XGID.fullmatch(arg) else arg
 
 
 class UsageError(Exception):
@@ -44,7 +56,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = [_protect_xgid(a) for a in (sys.argv[1:] if argv is None else argv)]
     verb = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(verb if verb in COMMANDS else None).parse_args(argv)
     try:
