@@ -63,7 +63,7 @@ def invert(p: np.ndarray) -> np.ndarray:
 
 
 def run_cli(argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(cli, "COMMANDS", ("hint", "cube", "eval"))
+    monkeypatch.setattr(cli, "COMMANDS", ("hint", "cube", "eval", "moves"))
     code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
@@ -80,7 +80,14 @@ def test_hint_json_against_a_plain_forward_pass(net, capsys, monkeypatch) -> Non
     moves = json.loads(out)["moves"]
     plays = engine.legal_plays(engine.Position.start(), (3, 1))
     assert sorted(m["play"] for m in moves) == sorted(str(p) for p in plays)
-    boards = np.stack([engine.Position.from_id(m["position_id"]).flip().board for m in moves])
+    # position_id: the mover still on roll, as `moves` gives it; next_position_id: the
+    # opponent on roll.
+    code, out, _ = run_cli(["moves", START, "31", "--json"], capsys, monkeypatch)
+    listed = {m["play"]: m for m in json.loads(out)["moves"]}
+    for m in moves:
+        assert m["position_id"] == listed[m["play"]]["position_id"]
+        assert m["next_position_id"] == listed[m["play"]]["next_position_id"]
+    boards = np.stack([engine.Position.from_id(m["position_id"]).board for m in moves])
     expected = forward(arrays, boards)
     got = np.array([m["probabilities"] for m in moves])
     np.testing.assert_allclose(got, expected, atol=2e-5)
@@ -110,7 +117,7 @@ def test_hint_table_and_cubeful_ranking(net, capsys, monkeypatch) -> None:
         assert row[0] == str(rank) and " ".join(row[1:]).startswith(move["play"])
     # Cubeful: minus the opponent's optimal cubeful equity on roll (centred cube, money).
     for m in moves:
-        after = engine.Position.from_id(m["position_id"]).board  # the opponent on roll
+        after = engine.Position.from_id(m["next_position_id"]).board  # the opponent on roll
         p_opp = invert(np.array(m["probabilities"]))
         x = cube.cube_efficiency("contact")
         assert m["equity"] == pytest.approx(
@@ -235,7 +242,7 @@ def test_zero_ply_imports_neither_torch_nor_numba(argv: list[str], net) -> None:
         plays = engine.legal_plays(engine.Position.start(), (3, 1))
         assert sorted(m["play"] for m in moves) == sorted(str(p) for p in plays)
         ids = [m["position_id"] for m in moves]
-        boards = np.stack([engine.Position.from_id(pid).flip().board for pid in ids])
+        boards = np.stack([engine.Position.from_id(pid).board for pid in ids])
         expected = forward(arrays, boards)
         np.testing.assert_allclose([m["probabilities"] for m in moves], expected, atol=2e-5)
     else:

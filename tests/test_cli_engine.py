@@ -28,18 +28,26 @@ def run_cli(args, capsys, stdin: str | None = None, monkeypatch=None):
 def test_moves_json_matches_gnubg(capsys):
     gnubg_nn = pytest.importorskip("gnubg_nn")
     boards, dice = corpus(40, 5)
+    finished = 0
     for b, d in zip(boards, dice, strict=True):
         pid = gnubg_nn.position_id(b.tolist())
-        code, out, _ = run_cli(["moves", pid, f"{d[0]}{d[1]}", "--json"], capsys)
+        code, out, err = run_cli(["moves", pid, f"{d[0]}{d[1]}", "--json"], capsys)
+        if (b.sum(axis=1) == 0).any():  # a side has borne off all: nobody is on roll
+            assert code == 2 and out == "" and "the game is over" in err
+            finished += 1
+            continue
         assert code == 0
         answer = json.loads(out)
         assert answer["position_id"] == pid and answer["dice"] == [int(d[0]), int(d[1])]
         keys = gnubg_nn.moves(b.tolist(), int(d[0]), int(d[1]))
-        expected = {gnubg_nn.position_id([list(r) for r in gnubg_nn.boardfromkey(k)]) for k in keys}
-        if expected == {pid}:
+        after = [[list(r) for r in gnubg_nn.boardfromkey(k)] for k in keys]
+        # Each play: the mover still on roll, and (rows swapped) the opponent on roll.
+        expected = {(gnubg_nn.position_id(a), gnubg_nn.position_id(a[::-1])) for a in after}
+        if {e[0] for e in expected} == {pid}:
             expected = set()  # no legal move
-        assert {m["position_id"] for m in answer["moves"]} == expected
+        assert {(m["position_id"], m["next_position_id"]) for m in answer["moves"]} == expected
         assert len(answer["moves"]) == len(expected)
+    assert finished > 0  # the corpus holds finished games
 
 
 def test_moves_text_lists_plays(capsys):
@@ -92,6 +100,19 @@ def test_too_many_checkers_is_rejected(capsys):
     pid = gnubg_nn.position_id(board)
     code, _, err = run_cli(["moves", pid, "31"], capsys)
     assert code == 2 and "16" in err
+
+
+def test_moves_on_a_finished_game_says_it_is_over(capsys, monkeypatch):
+    board = engine.Position.start().board.copy()
+    board[0] = 0  # the side that just played has borne off all fifteen
+    pid = engine.position_id(board)
+    code, out, err = run_cli(["moves", pid, "31"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "the game is over: the side not on roll has borne off all its checkers" in err
+    lines = f"{pid} 31\n{START} 31\n"
+    code, out, _ = run_cli(["moves", "-"], capsys, stdin=lines, monkeypatch=monkeypatch)
+    first, second = (json.loads(x) for x in out.splitlines())
+    assert code == 2 and "game is over" in first["error"] and len(second["moves"]) == 16
 
 
 def test_moves_stream(capsys, monkeypatch):

@@ -208,8 +208,8 @@ def test_show_svg_writes_the_picture(tmp_path, capsys):
     code, out, _ = run_cli(["show", pid, "--svg", str(out_file)], capsys)
     assert code == 0 and out == ""
     assert read_picture(out_file.read_text())[0] == BAR
-    code, _, _ = run_cli(["show", "4HPwATDgc/ABMA", "--svg", str(out_file), "--play", "8/5 6/5"],
-                         capsys)  # fmt: skip
+    args = ["show", "4HPwATDgc/ABMA", "--svg", str(out_file), "--play", "8/5 6/5"]
+    code, _, _ = run_cli(args, capsys)
     assert code == 0 and len(arrows(out_file.read_text())) == 2
     assert [p.name for p in tmp_path.iterdir()] == ["board.svg"]  # no temporary file left
 
