@@ -33,6 +33,7 @@ __all__ = [
     "MatchState",
     "board_from_position_id",
     "gnubg_id",
+    "is_xgid",
     "match_id",
     "parse_position",
     "parse_xgid",
@@ -590,6 +591,16 @@ def _parse_xgid_fields(fields: list[str]) -> tuple[np.ndarray, MatchState]:
 # --- One entry for the command line -------------------------------------------------
 
 
+def is_xgid(text: str) -> bool:
+    """Whether `parse_position` reads `text` as an XGID (its prefix, or ten fields).
+
+    >>> is_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"), is_xgid("4HPwATDgc/ABMA")
+    (True, False)
+    """
+    s = text.strip()
+    return s[: len(_XGID_PREFIX)].upper() == _XGID_PREFIX or s.count(":") == 9
+
+
 def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
     """Read a Position ID, ``PositionID:MatchID``, or an XGID into a board and a state.
 
@@ -606,7 +617,7 @@ def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
     ValueError: 'start' is not a Position ID (14 characters), PositionID:MatchID, or XGID
     """
     s = text.strip()
-    if s[: len(_XGID_PREFIX)].upper() == _XGID_PREFIX or s.count(":") == 9:
+    if is_xgid(s):
         return parse_xgid(s)
     if s.count(":") == 1:
         pid, mid = s.split(":")

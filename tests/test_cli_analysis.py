@@ -106,24 +106,36 @@ def test_hint_table_and_cubeful_ranking(net, capsys, monkeypatch) -> None:
     )
     assert code == 0
     lines = out.splitlines()
-    assert "roll 6-5" in lines[0] and "money play" in lines[0]
+    # GNU Backgammon's money rules by default, stated in the header.
+    assert "roll 6-5" in lines[0] and "money play, Jacoby rule, beavers allowed" in lines[0]
     rows = [line.split() for line in lines[3:6]]
     assert "more; --candidates" in lines[-1]
     code, out, _ = run_cli(
         ["hint", START, "65", "--agent", f"td:{path}", "--json", "-n", "100"], capsys, monkeypatch
     )
-    moves = json.loads(out)["moves"]
+    got = json.loads(out)
+    moves = got["moves"]
+    assert got["jacoby"] is True and got["beavers"] is True
     for rank, (row, move) in enumerate(zip(rows, moves, strict=False), 1):
         assert row[0] == str(rank) and " ".join(row[1:]).startswith(move["play"])
-    # Cubeful: minus the opponent's optimal cubeful equity on roll (centred cube, money).
-    for m in moves:
-        after = engine.Position.from_id(m["next_position_id"]).board  # the opponent on roll
-        p_opp = invert(np.array(m["probabilities"]))
-        x = cube.cube_efficiency("contact")
-        assert m["equity"] == pytest.approx(
-            -cube.money_cube_decision(p_opp, x=x, jacoby=False).optimal, abs=1e-4
+    # Cubeful: minus the opponent's optimal cubeful equity on roll (centred cube, money),
+    # with the Jacoby rule by default and without it on --no-jacoby.
+    x = cube.cube_efficiency("contact")
+    for flags, jacoby in (([], True), (["--no-jacoby"], False)):
+        code, out, _ = run_cli(
+            ["hint", START, "65", "--agent", f"td:{path}", "--json", "-n", "100", *flags],
+            capsys,
+            monkeypatch,
         )
-        assert after.shape == (2, 25)
+        got = json.loads(out)
+        assert got["jacoby"] is jacoby
+        for m in got["moves"]:
+            after = engine.Position.from_id(m["next_position_id"]).board  # the opponent on roll
+            p_opp = invert(np.array(m["probabilities"]))
+            assert m["equity"] == pytest.approx(
+                -cube.money_cube_decision(p_opp, x=x, jacoby=jacoby).optimal, abs=1e-4
+            )
+            assert after.shape == (2, 25)
 
 
 def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
@@ -131,14 +143,31 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
     board = engine.Position.start().board
     p = invert(forward(arrays, board[::-1][None])[0])
     x = cube.cube_efficiency("contact")
-    code, out, _ = run_cli(["cube", START, "--agent", f"td:{path}", "--json"], capsys, monkeypatch)
-    assert code == 0
-    got = json.loads(out)
-    ref = cube.money_cube_decision(p, x=x, jacoby=False)
-    assert got["action"] == ref.action and got["double"] == ref.double and got["take"] == ref.take
-    for key in ("nd", "dt", "dp"):
-        assert got["equities"][key] == pytest.approx(getattr(ref, key), abs=1e-4)
-    np.testing.assert_allclose(got["probabilities"], p, atol=2e-5)
+    # Money play: GNU Backgammon's rules by default (Jacoby, beavers), each can be turned
+    # off; the old --jacoby and --beavers flags still work.
+    for flags, jacoby, beavers in (
+        ([], True, True),
+        (["--jacoby", "--beavers"], True, True),
+        (["--no-jacoby"], False, True),
+        (["--no-jacoby", "--no-beavers"], False, False),
+    ):
+        code, out, _ = run_cli(
+            ["cube", START, "--agent", f"td:{path}", "--json", *flags], capsys, monkeypatch
+        )
+        assert code == 0
+        got = json.loads(out)
+        assert (got["jacoby"], got["beavers"]) == (jacoby, beavers)
+        ref = cube.money_cube_decision(p, x=x, jacoby=jacoby, beavers=beavers)
+        assert (got["action"], got["double"], got["take"]) == (ref.action, ref.double, ref.take)
+        assert got["beaver"] == ref.beaver
+        for key in ("nd", "dt", "dp"):
+            assert got["equities"][key] == pytest.approx(getattr(ref, key), abs=1e-4)
+        np.testing.assert_allclose(got["probabilities"], p, atol=2e-5)
+    # A Match ID's Jacoby bit is the position's own rule (cAkAAAAAAAAE: no Jacoby).
+    code, out, _ = run_cli(
+        ["cube", f"{START}:cAkAAAAAAAAE", "--agent", f"td:{path}"], capsys, monkeypatch
+    )
+    assert "money play, no Jacoby rule, beavers allowed" in out.splitlines()[0]
     # Match play at 2-4 to 7 (5-away, 3-away), Crawford-free.
     code, out, _ = run_cli(
         ["cube", START, "--agent", f"td:{path}", "--json", "--match-to", "7", "--score", "2-4"],
@@ -147,7 +176,7 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
     )
     got = json.loads(out)
     ref = cube.match_cube_decision(p, away_me=5, away_opp=3, x=x)
-    assert got["action"] == ref.action
+    assert got["action"] == ref.action and got["jacoby"] is None and got["beavers"] is None
     assert got["mwc"]["nd"] == pytest.approx(ref.nd_mwc, abs=1e-5)
     code, out, _ = run_cli(
         ["eval", START, "--agent", f"td:{path}", "--json", "--match-to", "7", "--score", "2-4"],

@@ -4,7 +4,8 @@ Shows the five probabilities before the roll, the cubeless and cubeful equities,
 equities of no double (ND), double/take (D/T) and double/pass (D/P) per unit of the
 current cube (EMG in a match, with MWCs), the proper action for both sides and the size of
 the error of the other choice. Cubeful equities follow Janowski's model with gnubg's cube
-efficiencies (or `--cube-efficiency X`); money play honours `--jacoby` and `--beavers`.
+efficiencies (or `--cube-efficiency X`); money play follows GNU Backgammon's rules by
+default, the Jacoby rule and beavers (`--no-jacoby`, `--no-beavers`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from vrhcaby.commands.hint import (
     add_position_arguments,
     describe_context,
     load_analysis_agent,
+    money_json,
     number,
     percent,
     read_context,
     read_position,
+    read_rules,
 )
 
 
@@ -33,20 +36,24 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _analyse(args: argparse.Namespace) -> tuple[analysis.Evaluation, str]:
+def _analyse(args: argparse.Namespace) -> tuple[analysis.Evaluation, str, dict]:
+    """The evaluation, the header's setting line and the money rules for `--json`."""
     board, state = read_position(args)
-    ctx = read_context(args, board, state)
+    rules = read_rules(args, state)
+    ctx = read_context(args, board, state, rules)
     agent = load_analysis_agent(args.agent)
+    beavers = rules.beavers and not ctx.match_to
     ev = analysis.evaluate(
-        agent, board, ctx, plies=args.plies, x=args.cube_efficiency, beavers=args.beavers
+        agent, board, ctx, plies=args.plies, x=args.cube_efficiency, beavers=beavers
     )
-    return ev, describe_context(ctx)
+    return ev, describe_context(ctx, rules), money_json(ctx, rules)
 
 
-def cube_json(ev: analysis.Evaluation) -> dict:
+def cube_json(ev: analysis.Evaluation, rules: dict) -> dict:
     """The `--json` document of the cube command."""
     d = ev.decision
     out = {
+        **rules,
         "action": d.action,
         "detail": d.detail,
         "double": d.double,
@@ -77,9 +84,9 @@ def _mwc(value: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    ev, setting = _analyse(args)
+    ev, setting, rules = _analyse(args)
     if args.json:
-        print(json.dumps(cube_json(ev)))
+        print(json.dumps(cube_json(ev, rules)))
         return 0
     d = ev.decision
     names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)

@@ -24,10 +24,11 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ev, setting = _analyse(args)
+    ev, setting, rules = _analyse(args)
     d = ev.decision
     if args.json:
         out = {
+            **rules,
             "probabilities": [number(v) for v in ev.probabilities],
             "cubeless_equity": number(ev.cubeless),
             "cubeful_equity": number(ev.cubeful),
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             "gammon_values": None
             if ev.gammon_values is None
             else dict(zip(ev.gammon_values._fields, map(number, ev.gammon_values), strict=True)),
-            "cube": cube_json(ev),
+            "cube": cube_json(ev, rules),
         }
         print(json.dumps(out))
         return 0

@@ -13,6 +13,7 @@ Only the torch-free numpy evaluator is loaded, so a 0-ply answer comes fast.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -23,7 +24,9 @@ import numpy as np
 import engine
 from agents import load_agent
 from agents.base import GameContext
+from engine.formats import is_xgid
 from vrhcaby import analysis
+from vrhcaby.commands import MoneyRules, add_money_rules_arguments, money_rules
 
 PROBABILITY_NAMES = ("W", "W(g)", "W(bg)", "L(g)", "L(bg)")
 
@@ -47,10 +50,7 @@ def add_position_arguments(parser: argparse.ArgumentParser, *, plies: bool = Tru
     parser.add_argument(
         "--crawford", action="store_true", help="with --match-to: this is the Crawford game"
     )
-    parser.add_argument(
-        "--jacoby", action="store_true", help="money play: Jacoby rule (a Match ID has its own)"
-    )
-    parser.add_argument("--beavers", action="store_true", help="money play: beavers allowed")
+    add_money_rules_arguments(parser)
     parser.add_argument("--max-cube", type=int, default=64, help="highest cube value (default 64)")
     parser.add_argument(
         "--cube-efficiency",
@@ -84,7 +84,14 @@ def read_position(args: argparse.Namespace) -> tuple[np.ndarray, engine.MatchSta
     return board, state
 
 
-def read_context(args: argparse.Namespace, board: np.ndarray, state) -> GameContext:
+def read_rules(args: argparse.Namespace, state: engine.MatchState | None) -> MoneyRules:
+    """The money rules in force: the flags, else the position's, else gnubg's defaults."""
+    return money_rules(args, state, from_xgid=is_xgid(args.position))
+
+
+def read_context(
+    args: argparse.Namespace, board: np.ndarray, state, rules: MoneyRules
+) -> GameContext:
     """The cube and match context of the side on roll from the options."""
     if args.max_cube < 1 or args.max_cube & (args.max_cube - 1):
         raise ValueError(f"--max-cube must be a power of two, got {args.max_cube}")
@@ -93,19 +100,21 @@ def read_context(args: argparse.Namespace, board: np.ndarray, state) -> GameCont
     score = analysis.parse_score(args.score) if args.score else None
     if args.match_to is None and score is not None and state is None:
         raise ValueError("--score needs --match-to")
+    if state is not None and not state.match_length:
+        state = dataclasses.replace(state, jacoby=rules.jacoby, beavers=rules.beavers)
     return analysis.context_for(
         board,
         state,
         match_to=args.match_to,
         score=score,
         crawford=args.crawford,
-        jacoby=args.jacoby,
+        jacoby=rules.jacoby,
         max_cube=args.max_cube,
     )
 
 
-def describe_context(ctx: GameContext) -> str:
-    """One line: money or match score, and the cube."""
+def describe_context(ctx: GameContext, rules: MoneyRules) -> str:
+    """One line: money play and its rules, or the match score; and the cube."""
     owner = {
         "centre": "centred",
         "me": "owned by the side on roll",
@@ -113,8 +122,7 @@ def describe_context(ctx: GameContext) -> str:
     }[ctx.cube_owner]
     cube_text = f"cube {ctx.cube_value} {owner}"
     if not ctx.match_to:
-        rules = ", Jacoby rule" if ctx.jacoby else ""
-        return f"money play{rules}; {cube_text}"
+        return f"money play, {rules.describe()}; {cube_text}"
     away = (ctx.match_to - ctx.score[0], ctx.match_to - ctx.score[1])
     tag = ", Crawford game" if ctx.crawford else ""
     if not ctx.crawford and 1 in away:
@@ -123,6 +131,12 @@ def describe_context(ctx: GameContext) -> str:
         f"{ctx.match_to}-point match, score {ctx.score[0]}-{ctx.score[1]} "
         f"({away[0]}-away, {away[1]}-away{tag}); {cube_text}"
     )
+
+
+def money_json(ctx: GameContext, rules: MoneyRules) -> dict:
+    """The money rules in force for `--json` (None for both in match play)."""
+    money = not ctx.match_to
+    return {"jacoby": rules.jacoby if money else None, "beavers": rules.beavers if money else None}
 
 
 def number(x: float | None) -> float | None:
@@ -174,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
     if args.candidates < 1:
         raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
     board, state = read_position(args)
-    ctx = read_context(args, board, state)
+    rules = read_rules(args, state)
+    ctx = read_context(args, board, state, rules)
     dice = _dice(args, state)
     agent = load_analysis_agent(args.agent)
     ranked = analysis.rank_plays(
@@ -188,9 +203,11 @@ def run(args: argparse.Namespace) -> int:
     )
     shown = ranked[: args.candidates]
     if args.json:
-        print(json.dumps(hint_json(shown, dice, ctx, not args.cubeless)))
+        print(json.dumps(hint_json(shown, dice, ctx, not args.cubeless, rules)))
         return 0
-    print(f"{engine.position_id(board)}  roll {dice[0]}-{dice[1]}  ({describe_context(ctx)})")
+    print(
+        f"{engine.position_id(board)}  roll {dice[0]}-{dice[1]}  ({describe_context(ctx, rules)})"
+    )
     if not ranked:
         print("No legal play: the turn passes.")
         return 0
@@ -214,7 +231,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def hint_json(
-    candidates: list[analysis.Candidate], dice: tuple[int, int], ctx: GameContext, cubeful: bool
+    candidates: list[analysis.Candidate],
+    dice: tuple[int, int],
+    ctx: GameContext,
+    cubeful: bool,
+    rules: MoneyRules,
 ) -> dict:
     """The `--json` document: ``{"moves": [...]}`` best first, plus the roll and setting."""
     return {
@@ -222,6 +243,7 @@ def hint_json(
         "cubeful": cubeful,
         "match_to": ctx.match_to,
         "score": list(ctx.score),
+        **money_json(ctx, rules),
         "moves": [
             {
                 "play": str(c.play),
@@ -243,9 +265,11 @@ __all__ = [
     "describe_context",
     "hint_json",
     "load_analysis_agent",
+    "money_json",
     "parse_dice",
     "read_context",
     "read_position",
+    "read_rules",
     "register",
     "run",
 ]

@@ -77,7 +77,10 @@ def _answers(boards: np.ndarray, dice: np.ndarray) -> list[dict]:
         for pid, d in zip(position_ids(boards), dice, strict=True)
     ]
     rows = zip(
-        position_ids(after), position_ids(after[:, ::-1]), parent.tolist(), steps.tolist(),
+        position_ids(after),
+        position_ids(after[:, ::-1]),
+        parent.tolist(),
+        steps.tolist(),
         strict=True,
     )
     for pid, next_pid, p, path in rows:
