@@ -439,9 +439,43 @@ def test_the_command_rolls_out_a_position_and_its_plays(tiny_net, monkeypatch, c
     assert out["plays"][0]["diff"] == 0.0 and len(out["plays"]) == 2
     legal = {str(p) for p in engine.legal_plays(engine.Position.start(), (3, 1))}
     assert {p["play"] for p in out["plays"]} <= legal
+    # Each play's resulting position: the mover still on roll, and the opponent on roll.
+    for p in out["plays"]:
+        after = engine.Play.parse(p["play"], engine.Position.start(), (3, 1)).position
+        assert p["position_id"] == after.position_id()
+        assert engine.Position.from_id(p["next_position_id"]).board.tolist() == (
+            after.board[::-1].tolist()
+        )
     text_args = ["4HPwATDgc/ABMA", "--agent", f"td:{tiny_net}", "--trials", "8", "--truncate", "2"]
     assert run_command([*text_args, "--match-id", "cAngACAAIAAE"], monkeypatch) == 0
     assert "cube decision" in capsys.readouterr().out
+
+
+def test_the_command_plays_money_by_gnubg_rules_unless_told(tiny_net, monkeypatch, capsys):
+    from vrhcaby import cube
+
+    common = ["--agent", f"td:{tiny_net}", "--trials", "36", "--truncate", "2", "--json"]
+    x = cube.cube_efficiency("contact")
+    for flags, jacoby, beavers in (
+        ([], True, True),
+        (["--no-beavers"], True, False),
+        (["--no-jacoby", "--no-beavers"], False, False),
+    ):
+        assert run_command(["4HPwATDgc/ABMA", *common, *flags], monkeypatch) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["jacoby"], out["beavers"]) == (jacoby, beavers)
+        rules = "Jacoby rule" if jacoby else "no Jacoby rule"
+        assert (
+            f"money ({rules}, {'beavers allowed' if beavers else 'no beavers'})"
+            in (out["settings"])
+        )
+        p = np.array(out["rollout"]["probabilities"])
+        ref = cube.money_cube_decision(p, x=x, jacoby=jacoby, beavers=beavers)
+        assert out["cube"]["no_double"] == pytest.approx(ref.nd, abs=1e-9)
+        assert out["cube"]["action"] == ref.action
+    # A Match ID's Jacoby bit (cAkAAAAAAAAE: off) is the position's rule.
+    assert run_command(["4HPwATDgc/ABMA:cAkAAAAAAAAE", *common], monkeypatch) == 0
+    assert json.loads(capsys.readouterr().out)["jacoby"] is False
 
 
 def test_the_parser_takes_the_documented_options():

@@ -11,6 +11,7 @@ and luck adjustment cut the error. Ctrl-C prints the estimate over the trials so
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -18,8 +19,14 @@ import sys
 
 import engine
 from agents import load_agent
-from engine.formats import MatchState, parse_position
-from vrhcaby.commands import add_jobs_argument, add_ray_arguments
+from engine.formats import MatchState, is_xgid, parse_position
+from vrhcaby.commands import (
+    MoneyRules,
+    add_jobs_argument,
+    add_money_rules_arguments,
+    add_ray_arguments,
+    money_rules,
+)
 from vrhcaby.rollout import (
     CubeRollout,
     CubeSetting,
@@ -72,6 +79,7 @@ def register(subparsers) -> None:
         "no double and double/take rolled out on the same dice",
     )
     parser.add_argument("--match-id", metavar="ID", help="cube and score as a GNU Match ID")
+    add_money_rules_arguments(parser)
     parser.add_argument(
         "--opening",
         action="store_true",
@@ -134,6 +142,9 @@ def _inputs(args: argparse.Namespace):
             raise ValueError("the position already carries a match state; drop --match-id")
         state = MatchState.from_id(args.match_id.strip())
     setting = CubeSetting.from_state(state)
+    if not setting.match_to:
+        rules = money_rules(args, state, from_xgid=is_xgid(args.position) and not args.match_id)
+        setting = dataclasses.replace(setting, jacoby=rules.jacoby, beavers=rules.beavers)
     dice = parse_dice(args.dice) if args.dice else None
     if dice is None and state is not None and state.dice != (0, 0):
         dice = state.dice
@@ -205,7 +216,8 @@ def _describe(
     agent, evaluator, settings: Settings, setting: CubeSetting, cube_trials: bool = False
 ) -> str:
     game = f"{setting.match_to}-point match, {setting.away[0]}-away/{setting.away[1]}-away"
-    game = game if setting.match_to else "money"
+    if not setting.match_to:
+        game = f"money ({MoneyRules(setting.jacoby, setting.beavers).describe()})"
     luck = "luck-adjusted" if settings.luck and evaluator is not None else "no luck adjustment"
     stop = f"truncated at {settings.truncate} plies" if settings.truncate else "played to the end"
     if settings.race_cutoff:
@@ -217,6 +229,8 @@ def _describe(
     )
     if cube_trials:
         text += "; cube played in the trials (the network's 0-ply Janowski decisions"
+        if not setting.match_to:
+            text += " without the Jacoby rule or beavers"
         if settings.luck and evaluator is not None:
             text += (
                 ", no luck adjustment of cubeful figures in match play)"
@@ -298,6 +312,15 @@ def _plays_text(
     return "\n".join(lines)
 
 
+def _rules_json(setting: CubeSetting) -> dict:
+    """The money rules of the cube analysis for `--json` (None for both in match play)."""
+    money = not setting.match_to
+    return {
+        "jacoby": setting.jacoby if money else None,
+        "beavers": setting.beavers if money else None,
+    }
+
+
 def _play_json(x: PlayRollout) -> dict:
     assert x.diff is not None
     out = {
@@ -354,6 +377,7 @@ def run(args: argparse.Namespace) -> int:
             out = {
                 "position": engine.position_id(board),
                 "settings": describe,
+                **_rules_json(setting),
                 "rollout": result.to_json(),
                 "cube": cube.to_json() if cube else None,
             }
@@ -367,7 +391,8 @@ def run(args: argparse.Namespace) -> int:
             add_cubeful(plays, setting)
         if args.json:
             out = {"position": engine.position_id(board), "dice": list(dice),
-                   "settings": describe, "plays": [_play_json(x) for x in plays]}  # fmt: skip
+                   "settings": describe, **_rules_json(setting),
+                   "plays": [_play_json(x) for x in plays]}  # fmt: skip
             print(json.dumps(out, indent=2))
         else:
             print(_plays_text(plays, cubeful, describe, args.cubeful_trials))
