@@ -55,6 +55,30 @@ def test_parser_defaults_and_options():
     assert parse(["a", "b"]).cube and parse(["a", "b"]).games == 1000
 
 
+def test_money_games_follow_gnubg_rules_unless_told(capsys):
+    # Jacoby on by default, as in GNU Backgammon: pubeval never doubles, so with the rule
+    # every gammon counts single; --no-jacoby counts them double.
+    base = ["pubeval", "random?seed=3", "--games", "20", "--seed", "6", "--jobs", "1"]
+    for flags, jacoby in (([], True), (["--jacoby"], True), (["--no-jacoby"], False)):
+        assert command.run(parse([*base, "--json", *flags])) == 0
+        out = json.loads(capsys.readouterr().out)
+        rules = out["rules"]
+        assert rules == {"match_to": 0, "cube": True, "jacoby": jacoby, "beavers": False}
+        pair = out["pairs"][0]
+        assert pair["gammons"] != [0, 0]  # the check below has gammons to count
+        # Points a game: the ppg over single-counted gammons is the wins' difference.
+        wins = pair["wins"]
+        single = (wins[0] - wins[1]) / pair["games"]
+        assert (pair["ppg"] == pytest.approx(single)) == jacoby
+    assert command.run(parse(base)) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert (
+        first == "money games with the cube, Jacoby rule, no beavers (tournaments do not play them)"
+    )
+    assert command.run(parse([*base, "--match-to", "3"])) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "3-point matches, Crawford rule"
+
+
 def test_json_output_for_three_agents(capsys):
     assert evaluate.main(["pubeval", "heuristic", "random?seed=1", "--games", "8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -59,7 +59,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="use the doubling cube (default on)",
     )
-    parser.add_argument("--jacoby", action="store_true", help="Jacoby rule in money play")
+    parser.add_argument(
+        "--jacoby",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="money play with the cube: the Jacoby rule (default on, as in GNU Backgammon; "
+        "beavers are not played in tournaments)",
+    )
     parser.add_argument("--variant", default="standard", help="starting layout")
     parser.add_argument(
         "--mirror",
@@ -100,6 +106,27 @@ def _check(args: argparse.Namespace) -> list:
     agents = [load_agent(spec) for spec in args.agents]
     check_agents(agents, Settings(variant=args.variant))
     return agents
+
+
+def _rules(args: argparse.Namespace) -> dict:
+    """The rules the games were played by, for `--json`."""
+    money_cube = args.cube and not args.match_to
+    return {
+        "match_to": args.match_to,
+        "cube": args.cube,
+        "jacoby": args.jacoby if money_cube else None,
+        "beavers": False if money_cube else None,
+    }
+
+
+def _describe_rules(args: argparse.Namespace) -> str:
+    """The header line: what was played, by which rules."""
+    if args.match_to:
+        return f"{args.match_to}-point matches, Crawford rule" + ("" if args.cube else ", no cube")
+    if not args.cube:
+        return "money games without the cube"
+    jacoby = "Jacoby rule" if args.jacoby else "no Jacoby rule"
+    return f"money games with the cube, {jacoby}, no beavers (tournaments do not play them)"
 
 
 def _fmt(x: float) -> str:
@@ -149,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             cube=args.cube,
             match_to=args.match_to,
-            jacoby=args.jacoby,
+            jacoby=args.jacoby and not args.match_to,
             mirrored=args.mirror,
             record=args.out is not None,
             progress=not args.no_progress and not args.json and sys.stderr.isatty(),
@@ -160,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         if pair.interrupted:
             print("interrupted: results so far", file=sys.stderr)
             break
-    result: dict = {"pairs": [p.to_json() for p in pairs]}
+    result: dict = {"rules": _rules(args), "pairs": [p.to_json() for p in pairs]}
     table = round_robin(len(agents), pairs)
     if len(agents) >= 3 and not pairs[-1].interrupted:
         wins = np.zeros((len(agents), len(agents)))
@@ -180,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
+    print(_describe_rules(args))
     unit = "matches" if args.match_to else "games"
     print(
         f"{'A':>24} {'B':>24} {unit:>7} {'pairs':>6} {'ppg':>7} {'95% CI':>17} "
