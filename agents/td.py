@@ -196,6 +196,20 @@ class TDAgent(AfterstateAgent):
         doubler = engine.Position(position.board[::-1])
         return self._decision(doubler, context.flip()).take
 
+    def beaver_decision(self, position: engine.Position, context: GameContext) -> bool:
+        """Doubled in money play with beavers allowed (`position` and `context` from the
+        doubled side's view, as `take_decision`): whether to beaver, taking and at once
+        redoubling while keeping the cube, as GNU Backgammon does when taking leaves it
+        the favourite."""
+        if not self.cube_aware or context.match_to:
+            return False
+        doubler = engine.Position(position.board[::-1])
+        p = self.before_roll(doubler.board[None])[0]
+        d = analysis.cube_decision(
+            p, doubler.board, context.flip(), params=self.efficiency, beavers=True
+        )
+        return d.take and d.beaver
+
     def resign_offer(self, position: engine.Position, context: GameContext) -> int:
         if not self.cube_aware:
             return 0

@@ -154,3 +154,56 @@ def test_bot_doubles_and_the_take_hint_follows_the_cube_rules() -> None:
 def test_bad_match_length_is_an_error() -> None:
     with pytest.raises(ValueError, match="match-to"):
         play.Session(TDAgent(ConstantEvaluator([0.5, 0, 0, 0, 0])), match_to=-1)
+
+
+def test_beavers_both_ways_by_default_and_not_with_no_beavers() -> None:
+    """The side on roll is a 30% underdog, gammonless: a double is a beaver for the side
+    doubled (GNU Backgammon's rule: taking leaves it the favourite)."""
+    p = [0.7, 0.0, 0.0, 0.0, 0.0]  # every afterstate worth 70% to its mover
+    reference = cube.money_cube_decision([0.3, 0, 0, 0, 0], x=cube.CONTACT_EFFICIENCY, beavers=True)
+    assert reference.beaver and reference.take
+
+    def run(beavers: bool) -> str:
+        out = io.StringIO()
+
+        def policy(new: str, state: dict) -> str | None:
+            if "Roll or double?" in new:
+                return "double" if "double" not in state["sent"] else None
+            if "Your play:" in new and len(state["sent"]) < 60:
+                text = out.getvalue()
+                return str(engine.legal_plays(last_position(text), last_roll(text))[0])
+            return None
+
+        agent = TDAgent(ConstantEvaluator(p))
+        session = play.Session(agent, seed=5, beavers=beavers, inp=Script(out, policy), out=out)
+        assert session.run() == 0
+        return out.getvalue()
+
+    text = run(True)
+    assert "Money play (Jacoby rule, beavers allowed)" in text
+    assert "The bot beavers; the cube is at 4, the bot's." in text and "cube 4 (the bot's)" in text
+    text = run(False)
+    assert "beavers" not in text.replace("no beavers", "")
+    assert "The bot takes; the cube is at 2." in text
+
+
+def test_you_may_beaver_the_bots_double() -> None:
+    agent = TDAgent(ConstantEvaluator([0.3, 0.0, 0.0, 0.0, 0.0]))  # on roll: 70%
+    out = io.StringIO()
+
+    def policy(new: str, state: dict) -> str | None:
+        if "Take or pass? [take/beaver/pass/hint]" in new:
+            return "beaver"
+        if "Roll or double?" in new:
+            return "roll"
+        if "Your play:" in new and len(state["sent"]) < 60:
+            if "beaver" in state["sent"]:
+                return None
+            text = out.getvalue()
+            return str(engine.legal_plays(last_position(text), last_roll(text))[0])
+        return None
+
+    session = play.Session(agent, seed=5, inp=Script(out, policy), out=out)
+    assert session.run() == 0
+    text = out.getvalue()
+    assert "You beaver; the cube is at 4, yours." in text and "cube 4 (yours)" in text

@@ -5,8 +5,10 @@ before each of your moves; type plays in notation (``13/7 8/7``, ``bar/22``, ``6
 At the move prompt: ``hint`` ranks your plays, ``board`` redraws, ``resign [1|2|3]``
 offers to resign a single game, gammon or backgammon, ``quit`` ends. Before rolling, when
 the cube is yours to turn, you are asked ``roll`` or ``double`` (``hint`` gives the cube
-analysis). The bot doubles, takes, passes and resigns by its cube analysis. Money play goes
-game after game; ``--match-to N`` plays a match with the Crawford rule.
+analysis). The bot doubles, takes, beavers, passes and resigns by its cube analysis. Money
+play goes game after game, by GNU Backgammon's rules unless told (the Jacoby rule, beavers
+allowed: ``--no-jacoby``, ``--no-beavers``); ``--match-to N`` plays a match with the
+Crawford rule.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import engine
 from agents.base import GameContext
 from vrhcaby import analysis
 from vrhcaby.board_text import draw
+from vrhcaby.commands import MoneyRules, add_money_rules_arguments, money_rules
 from vrhcaby.commands.hint import load_analysis_agent
 
 HUMAN, BOT = 0, 1
@@ -41,7 +44,8 @@ class Session:
         match_to: int = 0,
         seed: int | None = None,
         cube: bool = True,
-        jacoby: bool = False,
+        jacoby: bool = True,
+        beavers: bool = True,
         inp: TextIO | None = None,
         out: TextIO | None = None,
     ) -> None:
@@ -52,6 +56,7 @@ class Session:
         self.rng = np.random.default_rng(seed)
         self.cube_enabled = cube
         self.jacoby = jacoby and not match_to
+        self.beavers = beavers and not match_to
         self.inp = inp or sys.stdin
         self.out = out or sys.stdout
         self.score = [0, 0]
@@ -92,7 +97,9 @@ class Session:
         owner = {-1: "centred", HUMAN: "yours", BOT: "the bot's"}[self.owner]
         cube = f"cube {self.cube_value} ({owner})" if self.cube_enabled else "no cube"
         if not self.match_to:
-            return f"Money play, you {self.score[0]} - bot {self.score[1]}; {cube}"
+            rules = MoneyRules(self.jacoby, self.beavers).describe() if self.cube_enabled else ""
+            rules = f" ({rules})" if rules else ""
+            return f"Money play{rules}, you {self.score[0]} - bot {self.score[1]}; {cube}"
         tag = " (Crawford game)" if self.crawford else ""
         return f"Match to {self.match_to}: you {self.score[0]} - bot {self.score[1]}{tag}; {cube}"
 
@@ -179,22 +186,32 @@ class Session:
 
     def bot_doubles(self, bot_board: np.ndarray) -> tuple[int, int] | None:
         new = 2 * self.cube_value
+        answers = "take/beaver/pass/hint" if self.beavers else "take/pass/hint"
         while True:
-            reply = self.ask(f"The bot doubles to {new}. Take or pass? [take/pass/hint] ").lower()
+            reply = self.ask(f"The bot doubles to {new}. Take or pass? [{answers}] ").lower()
             if reply in ("t", "take"):
                 self.cube_value, self.owner = new, HUMAN
                 self.say(f"You take; the cube is at {new}.")
+                return None
+            if self.beavers and reply in ("b", "beaver"):
+                self.cube_value, self.owner = 2 * new, HUMAN
+                self.say(f"You beaver; the cube is at {2 * new}, yours.")
                 return None
             if reply in ("p", "pass", "drop"):
                 return BOT, self.cube_value
             if reply == "hint":
                 self.show_cube(bot_board, self.context(BOT), taker=True)
             else:
-                self.say("Type take, pass, hint or quit.")
+                self.say(f"Type {answers.replace('/', ', ')} or quit.")
 
     def human_doubles(self, board: np.ndarray) -> tuple[int, int] | None:
         new = 2 * self.cube_value
-        if self.agent.take_decision(engine.Position(board).flip(), self.context(HUMAN).flip()):
+        position, ctx = engine.Position(board).flip(), self.context(HUMAN).flip()
+        if self.beavers and self.agent.beaver_decision(position, ctx):
+            self.cube_value, self.owner = 2 * new, BOT
+            self.say(f"The bot beavers; the cube is at {2 * new}, the bot's.")
+            return None
+        if self.agent.take_decision(position, ctx):
             self.cube_value, self.owner = new, BOT
             self.say(f"The bot takes; the cube is at {new}.")
             return None
@@ -212,7 +229,7 @@ class Session:
         return None
 
     def show_cube(self, board: np.ndarray, ctx: GameContext, *, taker: bool = False) -> None:
-        ev = analysis.evaluate(self.agent, board, ctx)
+        ev = analysis.evaluate(self.agent, board, ctx, beavers=self.beavers)
         d = ev.decision
         who = "the bot" if taker else "you"
         self.say(
@@ -220,7 +237,8 @@ class Session:
             f"{d.detail}."
         )
         if taker:
-            self.say("Your proper answer: " + ("take." if d.take else "pass."))
+            answer = "beaver" if self.beavers and d.beaver else "take" if d.take else "pass"
+            self.say(f"Your proper answer: {answer}.")
 
     # --- the roll ----------------------------------------------------------------------
 
@@ -291,17 +309,19 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--seed", type=int, help="dice seed (default: random)")
     parser.add_argument("--no-cube", action="store_true", help="play without the cube")
-    parser.add_argument("--jacoby", action="store_true", help="money play: Jacoby rule")
+    add_money_rules_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     agent = load_analysis_agent(args.agent)
+    rules = money_rules(args)
     session = Session(
         agent,
         match_to=args.match_to,
         seed=args.seed,
         cube=not args.no_cube,
-        jacoby=args.jacoby,
+        jacoby=rules.jacoby,
+        beavers=rules.beavers,
     )
     return session.run()
