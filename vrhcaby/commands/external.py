@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
+from vrhcaby.commands import add_money_rules_arguments, money_rules
 from vrhcaby.commands.hint import load_analysis_agent
 from vrhcaby.external import Server
 
@@ -26,8 +27,7 @@ def register(subparsers) -> None:
     parser.add_argument("--port", type=int, required=True, help="TCP port (0: any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
     parser.add_argument("--agent", default="td", help="a td agent spec (default td)")
-    parser.add_argument("--jacoby", action="store_true", help="money play: Jacoby rule")
-    parser.add_argument("--beavers", action="store_true", help="money play: beavers allowed")
+    add_money_rules_arguments(parser)
     parser.add_argument(
         "--no-crawford", action="store_true", help="matches are played without the Crawford rule"
     )
@@ -44,9 +44,10 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be 0..65535, got {args.port}")
     agent = load_analysis_agent(args.agent)
+    rules = money_rules(args)
     settings = {
-        "jacoby": args.jacoby,
-        "beavers": args.beavers,
+        "jacoby": rules.jacoby,
+        "beavers": rules.beavers,
         "crawford_rule": not args.no_crawford,
         "resign": args.resign,
     }
@@ -56,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     with server:
         print(f"Waiting for connections on {args.host}:{server.port} ...", flush=True)
+        print(
+            f"Money play: {rules.describe()} (unless a board state's jacobyrule or beavers "
+            "option says otherwise)",
+            flush=True,
+        )
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
     return 0

@@ -1,0 +1,75 @@
+"""One set of money-play rules in every command: GNU Backgammon's defaults (the Jacoby
+rule on, beavers allowed), `--no-jacoby` / `--no-beavers` to turn them off, and the old
+`--jacoby` / `--beavers` flags still accepted."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from engine.formats import MatchState, parse_xgid
+from vrhcaby.commands import MoneyRules, money_rules
+
+# Every verb with money-play cube settings, and whether it plays beavers.
+VERBS = {
+    "hint": True,
+    "cube": True,
+    "eval": True,
+    "rollout": True,
+    "play": True,
+    "external": True,
+    "tournament": False,
+}
+REQUIRED = {"external": ["--port", "0"], "tournament": ["a", "b"]}
+POSITION = {"hint": ["4HPwATDgc/ABMA"], "cube": ["4HPwATDgc/ABMA"], "eval": ["4HPwATDgc/ABMA"],
+            "rollout": ["4HPwATDgc/ABMA"]}  # fmt: skip
+
+
+def parse(verb: str, flags: list[str]) -> argparse.Namespace:
+    import importlib
+
+    parser = argparse.ArgumentParser()
+    importlib.import_module(f"vrhcaby.commands.{verb}").register(parser.add_subparsers())
+    return parser.parse_args([verb, *POSITION.get(verb, []), *REQUIRED.get(verb, []), *flags])
+
+
+def rules_of(verb: str, flags: list[str]) -> MoneyRules:
+    args = parse(verb, flags)
+    if verb == "tournament":  # the runner plays no beavers; its flag is a plain boolean
+        return MoneyRules(jacoby=args.jacoby, beavers=False)
+    return money_rules(args)
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_defaults_are_gnubgs_and_each_rule_turns_off(verb):
+    beavers = VERBS[verb]
+    assert rules_of(verb, []) == MoneyRules(jacoby=True, beavers=beavers)
+    assert rules_of(verb, ["--jacoby"]) == MoneyRules(jacoby=True, beavers=beavers)
+    assert rules_of(verb, ["--no-jacoby"]) == MoneyRules(jacoby=False, beavers=beavers)
+    if beavers:
+        assert rules_of(verb, ["--beavers"]) == MoneyRules(jacoby=True, beavers=True)
+        assert rules_of(verb, ["--no-beavers"]) == MoneyRules(jacoby=True, beavers=False)
+    else:
+        with pytest.raises(SystemExit):
+            parse(verb, ["--no-beavers"])
+
+
+def test_the_position_has_its_own_rules_and_flags_win():
+    args = parse("cube", [])
+    # A Match ID holds the Jacoby bit but no beavers: those stay at the default.
+    no_jacoby = MatchState.from_id("cAkAAAAAAAAE")
+    assert money_rules(args, no_jacoby) == MoneyRules(jacoby=False, beavers=True)
+    # An XGID's money rules field holds both (0: neither rule).
+    _, state = parse_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10")
+    assert money_rules(args, state, from_xgid=True) == MoneyRules(jacoby=False, beavers=False)
+    _, state = parse_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:3:0:10")
+    assert money_rules(args, state, from_xgid=True) == MoneyRules(jacoby=True, beavers=True)
+    # A flag given on the command line wins over the position.
+    flagged = parse("cube", ["--jacoby", "--no-beavers"])
+    assert money_rules(flagged, no_jacoby) == MoneyRules(jacoby=True, beavers=False)
+
+
+def test_the_rules_in_words():
+    assert MoneyRules().describe() == "Jacoby rule, beavers allowed"
+    assert MoneyRules(False, False).describe() == "no Jacoby rule, no beavers"
