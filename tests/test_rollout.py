@@ -574,6 +574,20 @@ def test_a_hopeless_position_is_no_double_and_a_double_loses_twice_the_stake():
     assert c.versus_optimal["double, take"][0] == pytest.approx(-1.0)
 
 
+def test_the_jacoby_rule_scores_a_sure_backgammon_single_while_the_cube_is_centred():
+    # The side on roll has three checkers on its 1-point, the other side all fifteen on
+    # its 19-point (the side on roll's home board), which it cannot all leave in one
+    # turn: a backgammon whatever the dice. By the rules: 3 points on the centred cube
+    # without the Jacoby rule, 1 with it; on the doubled line (cube 2, turned) 6 either way.
+    b = board({1: 3}, {19: 15})
+    agent = TDAgent(RaceEvaluator())
+    for jacoby, expected in ((False, [3.0, 6.0]), (True, [1.0, 6.0])):
+        setting = CubeSetting(jacoby=jacoby, beavers=True)
+        r = rollout_position(b, agent, settings=Settings(trials=36, seed=4), cube=setting)
+        np.testing.assert_array_equal(r.cubeful, np.tile(expected, (36, 1)))
+        np.testing.assert_array_equal(r.raw[:, 2], 1.0)  # every trial a backgammon
+
+
 def test_the_centred_cube_before_the_opening_rolls_out_to_zero():
     from agents.pubeval import PubevalAgent
 

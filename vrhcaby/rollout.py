@@ -442,12 +442,20 @@ class _CubeLines:
     first_ply: int
 
     def mover_setting(self, value: int, owner: int, mover_is_root: bool) -> CubeSetting:
-        """The cube and score from the view of the side on roll (no Jacoby, no beavers)."""
+        """The cube, score and money rules from the view of the side on roll."""
         s = self.setting
         mine = 1 if mover_is_root else 2
         name = "centre" if owner == 0 else "me" if owner == mine else "opponent"
         away = s.away if mover_is_root else s.away[::-1]
-        return CubeSetting(value, name, s.match_to, away, s.crawford)  # type: ignore[arg-type]
+        return CubeSetting(value, name, s.match_to, away, s.crawford,  # type: ignore[arg-type]
+                           s.jacoby, s.beavers)  # fmt: skip
+
+    def points(self, won: int, value: int, owner: int) -> int:
+        """What a game won by `won` (1, 2 or 3) scores on a line's cube: with the Jacoby
+        rule in money play, a single game while the cube has not been turned (centred)."""
+        s = self.setting
+        counted = 1 if s.jacoby and not s.match_to and owner == 0 else won
+        return counted * value
 
     def settle(self, points: int, root_wins: bool) -> float:
         """A finished game's result for the root side, per unit of its starting cube."""
@@ -490,8 +498,8 @@ def _cube_turn(
             d = _decision(p[k], board[r], lines.mover_setting(v, o, mover))
             if not d.double:
                 continue
-            if d.take:
-                value[r, line] = 2 * v
+            if d.take:  # a beaver takes and redoubles at once, the taker keeping the cube
+                value[r, line] = 4 * v if d.beaver else 2 * v
                 owner[r, line] = 2 if mover else 1
             else:
                 settled[r, line] = True
@@ -593,7 +601,8 @@ def _play_out(
         if lines is not None:
             for r, won in zip(f, points[done], strict=True):
                 for line in np.flatnonzero(~settled[r]):
-                    cubeful[r, line] = lines.settle(int(won * value[r, line]), bool(root[r]))
+                    scored = lines.points(int(won), int(value[r, line]), int(owner[r, line]))
+                    cubeful[r, line] = lines.settle(scored, bool(root[r]))
         go = idx[~done]
         board[go] = chosen[~done][:, ::-1]
         root[go] = ~root[go]
@@ -848,7 +857,8 @@ def rollout_afterstates(
         raw = np.tile(outcome(finished[k : k + 1]).astype(np.float64), (n, 1))
         cubeful = None
         if lines is not None:
-            won = lines.settle(int(finished[k]) * lines.values[0], True)
+            scored = lines.points(int(finished[k]), lines.values[0], lines.owners[0])
+            won = lines.settle(scored, True)
             cubeful = np.full((n, 1), won)
         results[k] = RolloutResult(
             raw, np.zeros((n, 5)), stratum, n_strata, np.zeros(n, dtype=np.int64),
@@ -1098,7 +1108,8 @@ class CubeRollout:
 
 def cube_rollout(result: RolloutResult, setting: CubeSetting) -> CubeRollout:
     """The cube decision from a position rollout with `cube=setting` (its two lines); the
-    choice between them by GNU Backgammon's rules (`vrhcaby.cube`), no beavers."""
+    choice between them by GNU Backgammon's rules (`vrhcaby.cube`), beavers as `setting`
+    allows them."""
     if result.cubeful is None:
         raise ValueError("this rollout did not play the cube in its trials")
     nd, nd_se = result.cubeful_estimate(0)
@@ -1113,8 +1124,9 @@ def cube_rollout(result: RolloutResult, setting: CubeSetting) -> CubeRollout:
     else:
         dp = 1.0
     action, detail, _, _, _, optimal = cube._decide(
-        nd, dt, dp, beavers=False, redouble=setting.cube_owner == "me"
-    )
+        nd, dt, dp, beavers=setting.beavers and not setting.match_to,
+        redouble=setting.cube_owner == "me",
+    )  # fmt: skip
     nd_dt = result.cubeful_estimate(0, minus=1)[1]  # the paired difference's error
     se = {("nd", "dt"): nd_dt, ("nd", "dp"): nd_se, ("dt", "dp"): dt_se}
     values = {"nd": nd, "dt": dt, "dp": dp}

@@ -229,8 +229,6 @@ def _describe(
     )
     if cube_trials:
         text += "; cube played in the trials (the network's 0-ply Janowski decisions"
-        if not setting.match_to:
-            text += " without the Jacoby rule or beavers"
         if settings.luck and evaluator is not None:
             text += (
                 ", no luck adjustment of cubeful figures in match play)"
