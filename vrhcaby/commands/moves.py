@@ -1,7 +1,10 @@
 """`vrhcaby moves`: every legal play of a position and roll, as text or JSON.
 
-`vrhcaby moves -` reads `POSITION DICE` lines from stdin and answers each with one JSON
-line; a bad line is answered with `{"input": ..., "error": ...}` and the exit status is 2.
+Each play in JSON has `position_id`, the resulting position with the side that just played
+still on roll (as GNU Backgammon lists moves), and `next_position_id`, the same position
+with the opponent on roll. `vrhcaby moves -` reads `POSITION DICE` lines from stdin and
+answers each with one JSON line; a bad line (a finished game included) is answered with
+`{"input": ..., "error": ...}` and the exit status is 2.
 """
 
 from __future__ import annotations
