@@ -486,15 +486,18 @@ def xgid(board: np.ndarray, state: MatchState) -> str:
 
 
 def xgid_or_none(board: np.ndarray, state: MatchState | None) -> str | None:
-    """The XGID of a board and its state (with none, money with the cube centred and row 1
-    to roll), or None where an XGID cannot hold the state (a resignation, a game not in
-    play): what a board drawing prints beside the Position ID and Match ID.
+    """The XGID of a board and its state, or None where an XGID cannot hold the state (a
+    resignation, a game not in play): what a board drawing prints beside the Position ID
+    and Match ID. With no state: money play by GNU Backgammon's defaults (the Jacoby rule,
+    beavers), the cube centred, row 1 to roll.
 
     >>> xgid_or_none(board_from_position_id("4HPwATDgc/ABMA"), None)
-    'XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10'
+    'XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:3:0:10'
     """
+    if state is None:
+        state = MatchState(dice_owner=1, jacoby=True, beavers=True)
     try:
-        return xgid(board, MatchState(dice_owner=1) if state is None else state)
+        return xgid(board, state)
     except ValueError:
         return None
 
