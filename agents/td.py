@@ -326,12 +326,15 @@ def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) 
             "checkpoint as td:PATH"
         )
     try:
+        from vrhcaby.checkpoint import CheckpointError
         from vrhcaby.net import load_evaluator
     except ImportError as exc:
         raise ValueError(f"td: cannot load networks ({exc})") from exc
     spec = f"td:{path}" if path else "td"
     try:
         evaluator = load_evaluator(file)
+    except CheckpointError:
+        raise  # it names the file and what is wrong
     except (OSError, ValueError) as exc:
         raise ValueError(f"td: cannot load {str(file)!r}: {exc}") from None
     return TDAgent(evaluator, plies=plies, filter=filter, name=spec)

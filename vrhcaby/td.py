@@ -44,6 +44,7 @@ be cut short (`truncated`: its last state is then trained on its one-step backup
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -106,8 +107,10 @@ class TDConfig:
         for name in ("lam", "lam_end", "epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.lr <= 0 or self.lr_end <= 0:
-            raise ValueError("lr and lr_end must be positive")
+        if not (0 < self.lr < math.inf and 0 < self.lr_end < math.inf):
+            raise ValueError(
+                f"lr and lr_end must be positive and finite, got {self.lr}, {self.lr_end}"
+            )
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown td.optimizer {self.optimizer!r} (known: sgd, adam)")
         if self.backup not in BACKUPS:
@@ -460,8 +463,10 @@ class EvalConfig:
     def __post_init__(self) -> None:
         if self.best_by not in ("ppg", "move_cost"):
             raise ValueError(f"unknown eval.best_by {self.best_by!r} (known: ppg, move_cost)")
-        if self.judge_games < 0:
-            raise ValueError("eval.judge_games must be 0 (off) or more")
+        if self.every < 0 or self.judge_games < 0:
+            raise ValueError("eval.every and eval.judge_games must be 0 (off) or more")
+        if self.games < 1:
+            raise ValueError(f"eval.games must be at least 1, got {self.games}")
         if self.best_by == "move_cost" and not self.judge_games:
             raise ValueError("eval.best_by = 'move_cost' needs eval.judge_games > 0")
 
