@@ -131,7 +131,10 @@ def check_opponents(cfg: TrainConfig) -> None:
     first interval of training)."""
     if cfg.game == "backgammon" and cfg.eval.every:
         for spec in cfg.eval.opponents:
-            load_agent(spec)
+            try:
+                load_agent(spec)
+            except ValueError as exc:
+                raise ValueError(f"eval.opponents: {exc}") from None
 
 
 def restore(what: str, path: Path, apply: Callable[[], None]) -> None:

@@ -77,16 +77,16 @@ def load(
     path = Path(path)
     if not path.is_file():
         what = "a directory, not a file" if path.is_dir() else "not found"
-        raise CheckpointError(f"checkpoint {what}: {path}")
+        raise CheckpointError(f"{path}: checkpoint {what}")
     arrays = _read(path)
     try:
         meta = json.loads(arrays.pop("meta").tobytes().decode())
     except KeyError:
-        raise CheckpointError(f"not a vrhcaby checkpoint (no meta entry): {path}") from None
+        raise CheckpointError(f"{path}: not a vrhcaby checkpoint (no meta entry)") from None
     except (UnicodeDecodeError, ValueError):
-        raise CheckpointError(f"not a vrhcaby checkpoint (unreadable meta entry): {path}") from None
+        raise CheckpointError(f"{path}: not a vrhcaby checkpoint (unreadable meta entry)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"not a vrhcaby checkpoint (unknown format): {path}")
+        raise CheckpointError(f"{path}: not a vrhcaby checkpoint (unknown format)")
     try:
         _check_arrays(arrays)
         _check_meta(meta)
@@ -105,19 +105,23 @@ def _read(path: Path) -> dict[str, np.ndarray]:
         archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise CheckpointError(
-            f"not a readable vrhcaby checkpoint: {path} ({type(exc).__name__})"
+            f"{path}: not a readable vrhcaby checkpoint ({type(exc).__name__})"
         ) from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise CheckpointError(
-            f"not a vrhcaby checkpoint (a bare .npy array, no zip archive): {path}"
+            f"{path}: not a vrhcaby checkpoint (a bare .npy array, no zip archive)"
         )
     try:
         with archive:
-            return {name: archive[name] for name in archive.files}
+            arrays = {name: archive[name] for name in archive.files}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise CheckpointError(
-            f"not a readable vrhcaby checkpoint: {path} ({type(exc).__name__})"
+            f"{path}: not a readable vrhcaby checkpoint ({type(exc).__name__})"
         ) from None
+    for name, value in arrays.items():
+        if not isinstance(value, np.ndarray):
+            raise CheckpointError(f"{path}: not a vrhcaby checkpoint (entry {name} is no array)")
+    return arrays
 
 
 def _check_arrays(arrays: dict[str, np.ndarray]) -> None:
