@@ -35,6 +35,7 @@ import torch
 from agents import load_agent
 from agents.sixdice_td import SheetNetConfig, SixDice
 from vrhcaby import checkpoint
+from vrhcaby.cli import Parser
 from vrhcaby.commands import cpu_count
 from vrhcaby.commands.train import add_arguments
 from vrhcaby.config import format_table, load_config, to_dict
@@ -388,7 +389,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="train.py", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

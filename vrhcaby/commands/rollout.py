@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 
 import engine
 from agents import load_agent
 from engine.formats import MatchState, parse_position
+from engine.play import parse_dice
 from vrhcaby.commands import add_jobs_argument, add_ray_arguments
 from vrhcaby.rollout import (
     CubeRollout,
@@ -99,14 +99,6 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
-
-
-def parse_dice(text: str) -> tuple[int, int]:
-    """`52`, `5-2`, `5,2` or `5 2` as a roll; ValueError otherwise."""
-    digits = re.fullmatch(r"\s*([1-6])\s*[-, ]?\s*([1-6])\s*", text)
-    if not digits:
-        raise ValueError(f"dice {text!r} are not two numbers 1..6 (like 52 or 5-2)")
-    return int(digits.group(1)), int(digits.group(2))
 
 
 def _inputs(args: argparse.Namespace):
