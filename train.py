@@ -371,6 +371,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         bar.close()
         stopped_by = stopped_by or signal.SIGINT
+        for sig in handlers:  # from here on a signal cannot cut the last save short
+            signal.signal(sig, signal.SIG_IGN)
         path = save(state)
         print(
             f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",

@@ -9,8 +9,10 @@ classes, so reading one needs ``import torch`` (over a second) and trusts arbitr
 pickled code; this layout opens with ``numpy.load(allow_pickle=False)`` in milliseconds,
 so the command line and the agents evaluate a network without torch.
 
-Writes are atomic: a temporary file in the same directory, flushed and fsynced, then
-renamed over the target, so a crash never leaves a half-written checkpoint.
+Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
+the same directory, flushed and fsynced, then renamed over the target, so a crash never
+leaves a half-written checkpoint. `load` checks what it reads: every loader of the project
+goes through it, so a file that is not a sound checkpoint is one line naming it.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -36,18 +39,29 @@ class CheckpointError(ValueError):
 
 def save(path: str | Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> Path:
     """Write `arrays` and the JSON-able `meta` to `path` atomically; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     document = json.dumps({"format": FORMAT, **meta}, sort_keys=True)
     members = {name: np.asarray(a) for name, a in arrays.items()}
     members["meta"] = np.frombuffer(document.encode(), dtype=np.uint8)
+    return write_atomic(path, lambda f: np.savez(f, **members))
+
+
+def write_atomic(path: str | Path, write: Callable[[BinaryIO], object] | str) -> Path:
+    """Write a file atomically: `write` (text, or a function writing to a binary file)
+    goes to a temporary file in the same directory, flushed and fsynced, then renamed
+    over `path`, so a reader or a crash sees the old file or the new one, never part of
+    one. Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **members)
+            if isinstance(write, str):
+                f.write(write.encode())
+            else:
+                write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; checkpoints are for sharing
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are for sharing
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -11,15 +11,17 @@ and luck adjustment cut the error. Ctrl-C prints the estimate over the trials so
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
+import signal
 import sys
 
 import engine
 from agents import load_agent
 from engine.formats import MatchState, parse_position
 from engine.play import parse_dice
-from vrhcaby.commands import add_jobs_argument, add_ray_arguments
+from vrhcaby.commands import StopSignals, add_jobs_argument, add_ray_arguments
 from vrhcaby.rollout import (
     CubeRollout,
     CubeSetting,
@@ -303,11 +305,16 @@ def _play_json(x: PlayRollout) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The rollout; after SIGINT or SIGTERM, the estimate over the trials finished, exit
+    status 130 or 143 (`StopSignals`)."""
+    with StopSignals() as stop:
+        _rollout(args, stop)
+    return stop.status
+
+
+def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
     board, setting, dice, agent, evaluator, settings = _inputs(args)
     trials_cube = setting if args.cubeful_trials else None
-    describe = _describe(
-        agent, evaluator or default_evaluator(agent), settings, setting, args.cubeful_trials
-    )
     bar, update = _bar(args, settings.trials)
     where = {"jobs": args.jobs, "backend": "local"}
     if args.backend == "ray":
@@ -329,9 +336,14 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if interrupted:
+        stop.received = stop.received or signal.SIGINT
         print(f"interrupted: the estimate over the {done} trials finished", file=sys.stderr)
         if done == 0:
-            return 130
+            return
+        settings = dataclasses.replace(settings, trials=done)  # what the header reports
+    describe = _describe(
+        agent, evaluator or default_evaluator(agent), settings, setting, args.cubeful_trials
+    )
     cubeful = args.cubeful and not args.opening
     if dice is None:
         cube = cube_analysis(result.estimate(), board, setting) if cubeful else None
@@ -357,4 +369,3 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(out, indent=2))
         else:
             print(_plays_text(plays, cubeful, describe, args.cubeful_trials))
-    return 130 if interrupted else 0
