@@ -48,7 +48,7 @@ def check_dice(dice: tuple[int, int] | list[int] | np.ndarray) -> tuple[int, int
 
 
 _DICE = re.compile(r"([1-6])[-, ]?([1-6])", re.ASCII)
-DICE_SYNTAX = "two dice 1-6 such as 31, 3-1, 3,1 or '3 1'"
+DICE_SYNTAX = "two dice from 1 to 6, such as 31, 3-1, 3,1 or '3 1'"
 """The one way dice are written on the command line (`parse_dice`)."""
 
 

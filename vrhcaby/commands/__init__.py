@@ -76,7 +76,10 @@ class StopSignals:
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.received is not None or self._holding:
             self.received = self.received or signal.Signals(signum)
-            print(f"{signal.Signals(signum).name}: saving what is finished first", file=sys.stderr)
+            print(
+                f"{signal.Signals(signum).name}: already stopping; keeping what is finished",
+                file=sys.stderr,
+            )
             return
         self.received = signal.Signals(signum)
         raise KeyboardInterrupt
