@@ -318,9 +318,7 @@ def _key(context: GameContext) -> GameContext | None:
 def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) -> TDAgent:
     """The agent for spec `td[:PATH]`: the network at `path`, or the shipped one."""
     file = Path(path) if path else SHIPPED
-    if not file.is_file():
-        if path:
-            raise ValueError(f"td: checkpoint {str(file)!r} not found")
+    if not path and not file.is_file():
         raise ValueError(
             f"td: no shipped network ({SHIPPED} is missing); train one or name a "
             "checkpoint as td:PATH"

@@ -175,7 +175,8 @@ def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: st
     the encoding knows, is checked by whoever rebuilds the network)."""
     saved = meta.get("game", "backgammon")
     if saved != game:
-        raise CheckpointError(f"holds a {saved} network, not a {game} one")
+        label = {"sixdice": "six-dice"}.get(game, game)
+        raise CheckpointError(f"holds a {saved} network, not a {label} checkpoint")
     net = meta.get("net")
     if not isinstance(net, dict):
         raise CheckpointError("has no network description (meta entry 'net')")
