@@ -565,3 +565,85 @@ def test_the_external_server_stops_on_sigint_in_the_background():
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
     assert proc.returncode == 130
+
+
+# --- the slow part: more of the same, and a real run resumed past a spoilt checkpoint ------
+
+
+def test_every_short_dice_string_is_read_as_the_reference_reads_it():
+    alphabet = "0123456789-, /\t\u00a0\u0663\uff13x+"
+    texts = [""] + [a + b + c for a in alphabet for b in alphabet + "" for c in ("", *alphabet)]
+    for text in texts:
+        want = reference_dice(text)
+        try:
+            got = engine.parse_dice(text)
+        except ValueError as exc:
+            assert want is None and str(exc) == f"dice {text!r}: write {engine.play.DICE_SYNTAX}"
+        else:
+            assert got == want, text
+
+
+@pytest.mark.slow
+def test_many_damaged_checkpoints_load_or_are_one_line(tmp_path, sound_bytes):
+    """Seeded mutation, 3,000 files: every loader either loads or says why in one line."""
+    rng = np.random.default_rng(19)
+    path = tmp_path / "damaged.pt"
+    outcomes = {"loaded": 0, "refused": 0}
+    for _ in range(3000):
+        raw = bytearray(sound_bytes)
+        for _ in range(int(rng.integers(1, 5))):
+            at = int(rng.integers(0, len(raw)))
+            kind = rng.integers(3)
+            if kind == 0:
+                raw[at] ^= int(rng.integers(1, 256))
+            elif kind == 1:
+                del raw[at : at + int(rng.integers(1, 65))]
+            else:
+                raw[at:at] = rng.bytes(int(rng.integers(1, 17)))
+        path.write_bytes(bytes(raw))
+        for load in loaders("backgammon"):
+            try:
+                load(path)
+                outcomes["loaded"] += 1
+            except checkpoint.CheckpointError as exc:
+                assert len(str(exc).splitlines()) == 1 and str(path) in str(exc)
+                outcomes["refused"] += 1
+    assert outcomes["refused"] > 1000
+
+
+@pytest.mark.slow
+def test_a_run_resumes_from_the_newest_sound_checkpoint(tmp_path):
+    code, err = run_train(tmp_path, "--set", "games=32")
+    assert code == 0, err
+    ck = tmp_path / "ck"
+    np.save(ck / "spoilt.npy", np.zeros(2))
+    os.replace(ck / "spoilt.npy", ck / "smoke-g000000064.pt")
+    stale = ck / ".smoke-g000000096.pt.k1ll3d.tmp"
+    stale.write_bytes(b"half")
+    base = ["--config", SMOKE, "--no-progress", "--set", f"checkpoint_dir={ck}",
+            "--set", f"runs_dir={tmp_path / 'runs'}", "--set", "games=64", "--resume"]  # fmt: skip
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert train.main(base) == 0
+    assert "skipped" in err.getvalue() and "smoke-g000000064.pt" in err.getvalue()
+    assert f"removed {stale}" in err.getvalue() and not stale.exists()
+    assert "at 32 games (the newest sound checkpoint)" in out.getvalue()
+    _, meta = checkpoint.load(ck / "smoke-g000000064.pt", training=True)
+    assert meta["games"] == 64
+
+
+@pytest.mark.slow
+def test_a_spoilt_optimal_table_cache_is_computed_again(tmp_path, monkeypatch):
+    from agents import sixdice
+
+    want = sixdice.optimal_table()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cached = sixdice.cache_dir() / f"sixdice-optimal-standard-v{sixdice.TABLE_VERSION}.npy"
+    cached.parent.mkdir(parents=True)
+    for junk in (b"half a table", None):
+        if junk is None:
+            np.save(cached, np.full_like(want, np.nan))
+        else:
+            cached.write_bytes(junk)
+        np.testing.assert_array_equal(sixdice.optimal_table(), want)
+        np.testing.assert_array_equal(np.load(cached), want)
