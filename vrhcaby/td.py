@@ -44,7 +44,6 @@ be cut short (`truncated`: its last state is then trained on its one-step backup
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -65,6 +64,9 @@ from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint
 from vrhcaby.oneply import every_roll
 
 OPTIMIZERS = ("sgd", "adam")
+MAX_LR = 10.0
+"""The largest learning rate taken: far above any that learns (0.1 for SGD, 0.002 for
+Adam here), and far below those that overflow torch's float32 step at once."""
 BACKUPS = ("sampled", "expected")
 
 log = logging.getLogger(__name__)
@@ -83,7 +85,7 @@ class TDConfig:
     lam_end: float = 0.7
     """λ at the end of the run; in between it moves linearly with games played."""
     lr: float = 0.1
-    """Learning rate at the start of the run."""
+    """Learning rate at the start of the run (at most `MAX_LR`)."""
     lr_end: float = 0.1
     """Learning rate at the end of the run; in between it moves linearly."""
     optimizer: str = "sgd"
@@ -107,9 +109,9 @@ class TDConfig:
         for name in ("lam", "lam_end", "epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if not (0 < self.lr < math.inf and 0 < self.lr_end < math.inf):
+        if not (0 < self.lr <= MAX_LR and 0 < self.lr_end <= MAX_LR):
             raise ValueError(
-                f"lr and lr_end must be positive and finite, got {self.lr}, {self.lr_end}"
+                f"lr and lr_end must be in (0, {MAX_LR:g}], got {self.lr}, {self.lr_end}"
             )
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown td.optimizer {self.optimizer!r} (known: sgd, adam)")
@@ -465,8 +467,11 @@ class EvalConfig:
             raise ValueError(f"unknown eval.best_by {self.best_by!r} (known: ppg, move_cost)")
         if self.every < 0 or self.judge_games < 0:
             raise ValueError("eval.every and eval.judge_games must be 0 (off) or more")
-        if self.games < 1:
-            raise ValueError(f"eval.games must be at least 1, got {self.games}")
+        if self.games < 1 or self.seed < 0:
+            raise ValueError(
+                f"eval.games must be at least 1 and eval.seed 0 or more, got {self.games}, "
+                f"{self.seed}"
+            )
         if self.best_by == "move_cost" and not self.judge_games:
             raise ValueError("eval.best_by = 'move_cost' needs eval.judge_games > 0")
 
