@@ -5,14 +5,14 @@ python evaluate.py pubeval heuristic --games 1000 --jobs 2
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from vrhcaby.cli import Parser
 from vrhcaby.commands.tournament import add_arguments, run
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="evaluate.py", description=__doc__.splitlines()[0])
+    parser = Parser(prog="evaluate.py", description=__doc__.splitlines()[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

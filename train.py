@@ -19,18 +19,23 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from agents import load_agent
 from agents.sixdice_td import SheetNetConfig, SixDice
 from vrhcaby import checkpoint
+from vrhcaby.cli import Parser
 from vrhcaby.commands import cpu_count
 from vrhcaby.commands.train import add_arguments
 from vrhcaby.config import format_table, load_config, to_dict
@@ -94,8 +99,59 @@ class TrainConfig:
             raise ValueError("eval.every must be 0 for acey-deucey: no agent plays it yet")
         if self.eval.judge_games and (self.game != "backgammon" or self.variant != "standard"):
             raise ValueError("eval.judge_games judges standard backgammon only")
-        if self.games < 1 or self.checkpoint_every < 1:
-            raise ValueError("games and checkpoint_every must be at least 1")
+        if self.games < 1 or self.checkpoint_every < 1 or self.keep < 1:
+            raise ValueError("games, checkpoint_every and keep must be at least 1")
+        if not re.fullmatch(r"\w[\w.+-]*", self.name):
+            raise ValueError(
+                f"name must be a file-name part (letters, digits, and . _ + - after the "
+                f"first), got {self.name!r:.60}"
+            )
+        if self.seed < 0 or self.threads < 0:
+            raise ValueError(f"seed and threads must be 0 or more, got {self.seed}, {self.threads}")
+        if self.game == "backgammon" and self.eval.every and not self.eval.opponents:
+            raise ValueError("eval.opponents must name at least one agent when eval.every > 0")
+
+
+def check_directory(key: str, path: str) -> None:
+    """A directory setting names a directory, or one that can be made: no part of it is
+    a file, and the part that exists is writable (else the run would fail at its first
+    checkpoint or log, after games were trained)."""
+    for part in (Path(path), *Path(path).parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(
+                    f"{key} {path!r:.80} is not a directory ({str(part)!r:.80} is a file)"
+                )
+            if not os.access(part, os.W_OK | os.X_OK):
+                raise ValueError(f"{key} {path!r:.80} cannot be written ({str(part)!r:.80})")
+            return
+
+
+def check_opponents(cfg: TrainConfig) -> None:
+    """The evaluation opponents load (a bad spec or network fails now, not after the
+    first interval of training)."""
+    if cfg.game == "backgammon" and cfg.eval.every:
+        for spec in cfg.eval.opponents:
+            try:
+                load_agent(spec)
+            except ValueError as exc:
+                raise ValueError(f"eval.opponents: {exc}") from None
+
+
+def restore(what: str, path: Path, apply: Callable[[], None]) -> None:
+    """Run `apply` (a trainer's `load_state` or `warm_start` from checkpoint `path`),
+    turning what a checkpoint that passed `checkpoint.load` could still hold wrong into
+    one line naming the file."""
+    try:
+        apply()
+    except checkpoint.CheckpointError:
+        raise
+    except ValueError as exc:
+        raise ValueError(f"{what} {path}: {exc}") from None
+    except (KeyError, TypeError, IndexError, RuntimeError) as exc:
+        raise checkpoint.CheckpointError(
+            f"{path}: cannot be restored ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
 
 
 def resolve_device(name: str) -> torch.device:
@@ -150,6 +206,11 @@ def make_game(cfg: TrainConfig) -> Game:
     return Backgammon(cfg.net, cfg.variant, cfg.td.backup)
 
 
+def new_run_dir(cfg: TrainConfig) -> Path:
+    """Where a new run's TensorBoard logs go."""
+    return Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
+
+
 def report(game: Game, latest_eval: dict[str, Any], cfg: TrainConfig) -> Evaluation:
     """What the latest evaluation (as kept in checkpoints: its games, then the record) means."""
     return game.report({k: v for k, v in latest_eval.items() if k != "games"}, cfg.eval)
@@ -164,6 +225,8 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"ray.workers={args.workers}")
     cfg = load_config(TrainConfig, args.config, overrides)
     device = resolve_device(cfg.device)
+    check_directory("checkpoint_dir", cfg.checkpoint_dir)
+    check_directory("runs_dir", cfg.runs_dir)
     if args.backend == "ray" and cfg.game != "backgammon":
         raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
     check_backend(args.backend)
@@ -179,18 +242,18 @@ def run(args: argparse.Namespace) -> int:
     trainer: Trainer | RayTrainer = local
     best: float | None = None
     latest_eval: dict[str, Any] = {}
+    for stale in ckdir.remove_stale():
+        print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
     if args.resume:
-        path = ckdir.latest()
-        if path is None:
-            raise ValueError(
-                f"nothing to resume: no checkpoint of run {cfg.name!r} in {ckdir.directory}"
-            )
-        arrays, meta = checkpoint.load(path)
-        local.load_state(arrays, meta)
-        run_dir = Path(meta["run_dir"])
+        path, arrays, meta, skipped = ckdir.latest_sound()
+        for reason in skipped:
+            print(f"skipped {reason}", file=sys.stderr)
+        restore("resume from", path, lambda: local.load_state(arrays, meta))
+        run_dir = Path(meta.get("run_dir") or new_run_dir(cfg))
         best = meta.get("best")
         latest_eval = meta.get("evaluation", {})
-        print(f"resumed {path} at {trainer.games} games", flush=True)
+        newest = " (the newest sound checkpoint)" if skipped else ""
+        print(f"resumed {path} at {trainer.games} games{newest}", flush=True)
         saved_by = meta.get("best_by", "ppg")
         if best is not None and saved_by != cfg.eval.best_by:
             best = None  # a score on the other scale: the next evaluation is the best so far
@@ -205,10 +268,13 @@ def run(args: argparse.Namespace) -> int:
                 f"run {cfg.name!r} already has checkpoints in {ckdir.directory}; "
                 "pass --resume to continue it or --set name=OTHER for a new run"
             )
-        run_dir = Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
+        run_dir = new_run_dir(cfg)
         if cfg.init_from:
-            local.warm_start(*checkpoint.load(cfg.init_from))
+            source = Path(cfg.init_from)
+            warm = checkpoint.load(source, "backgammon")
+            restore("init_from", source, lambda: local.warm_start(*warm))
             print(f"started from the network of {cfg.init_from}", flush=True)
+    check_opponents(cfg)
     if args.backend == "ray":  # self-play on the cluster; the learner stays here
         trainer = RayTrainer(local, cfg.ray, args.address)
 
@@ -305,6 +371,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         bar.close()
         stopped_by = stopped_by or signal.SIGINT
+        for sig in handlers:  # from here on a signal cannot cut the last save short
+            signal.signal(sig, signal.SIG_IGN)
         path = save(state)
         print(
             f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",
@@ -323,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="train.py", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

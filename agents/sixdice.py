@@ -369,10 +369,17 @@ def cache_dir() -> Path:
 
 
 def optimal_table(harsh: bool = False) -> np.ndarray:
-    """The optimal solitaire table (see `solve`), from the cache or computed and cached."""
+    """The optimal solitaire table (see `solve`), from the cache or computed and cached
+    (again, when the cached file is not a sound table: a crash or a full disk)."""
     path = cache_dir() / f"sixdice-optimal-{'harsh' if harsh else 'standard'}-v{TABLE_VERSION}.npy"
     if path.exists():
-        return np.load(path)
+        try:
+            cached = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            cached = None
+        shape = (1 << N_CATEGORIES, MAX_BANK + 1)
+        if isinstance(cached, np.ndarray) and cached.shape == shape and not np.isnan(cached).any():
+            return cached
     table = solve(harsh)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -285,18 +285,20 @@ class SixDice:
 
 
 def load_net(path: str | Path) -> SheetNet:
-    """The network of a six-dice training checkpoint (`vrhcaby.checkpoint` format)."""
-    arrays, meta = checkpoint.load(path)
-    if meta.get("game") != SixDice.name:
-        raise checkpoint.CheckpointError(f"{path} is not a six-dice checkpoint")
+    """The network of a six-dice training checkpoint, checked by `vrhcaby.checkpoint.load`
+    (a CheckpointError naming the file and what is wrong)."""
+    arrays, meta = checkpoint.load(path, SixDice.name)
     net = SheetNet(SheetNetConfig.from_dict(meta["net"]))
-    net.load_state_dict(
-        {
-            k[len("model/") :]: torch.from_numpy(v)
-            for k, v in arrays.items()
-            if k.startswith("model/")
-        }
-    )
+    weights = {
+        k[len("model/") :]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("model/")
+    }
+    try:
+        net.load_state_dict(weights)
+    except RuntimeError:
+        got = arrays["model/body.0.weight"].shape[1]
+        raise checkpoint.CheckpointError(
+            f"{path}: its first layer reads {got} inputs, a six-dice sheet network {N_INPUTS}"
+        ) from None
     net.eval()
     return net
 

@@ -36,6 +36,7 @@ import numpy as np
 import engine
 from agents.base import AfterstateAgent, GameContext, play_reaching, segment_argmax
 from vrhcaby import analysis
+from vrhcaby.checkpoint import CheckpointError
 from vrhcaby.cube import GNUBG_EFFICIENCY, Efficiency
 from vrhcaby.net import equity, invert, outcome
 
@@ -336,7 +337,7 @@ def find_checkpoint(path: str) -> Path:
     """The file a `td:PATH` spec names: PATH itself (from the working directory), else a
     shipped network by its name (`td-contact` or `td-contact.pt` in `checkpoints/`), else
     PATH from the project's root (`checkpoints/td-80.pt` from any directory).
-    ValueError naming the shipped networks if none of them is a file."""
+    CheckpointError (a ValueError) naming the shipped networks if none of them exists."""
     given = Path(path).expanduser()
     candidates = [given]
     if not given.is_absolute():
@@ -345,26 +346,31 @@ def find_checkpoint(path: str) -> Path:
     for file in candidates:
         if file.is_file():
             return file
+    if given.exists():  # not a file: the loader says what it is
+        return given
     names = ", ".join(sorted(f.stem for f in CHECKPOINTS.glob("td*.pt"))) or "none"
-    raise ValueError(f"td: checkpoint {path!r} not found (shipped networks: {names})")
+    raise CheckpointError(f"{path}: checkpoint not found (shipped networks: {names})")
 
 
 def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) -> TDAgent:
     """The agent for spec `td[:PATH]`: the network at `path` (see `find_checkpoint`), or
     the shipped one."""
     file = find_checkpoint(path) if path else SHIPPED
-    if not file.is_file():
+    if not path and not file.is_file():
         raise ValueError(
             f"td: no shipped network ({SHIPPED} is missing); train one or name a "
             "checkpoint as td:PATH"
         )
     try:
+        from vrhcaby.checkpoint import CheckpointError
         from vrhcaby.net import load_evaluator
     except ImportError as exc:
         raise ValueError(f"td: cannot load networks ({exc})") from exc
     spec = f"td:{path}" if path else "td"
     try:
         evaluator = load_evaluator(file)
+    except CheckpointError:
+        raise  # it names the file and what is wrong
     except (OSError, ValueError) as exc:
         raise ValueError(f"td: cannot load {str(file)!r}: {exc}") from None
     return TDAgent(evaluator, plies=plies, filter=filter, name=spec)

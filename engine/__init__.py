@@ -32,7 +32,14 @@ from engine.game import (
     random_selfplay,
     roll_dice,
 )
-from engine.play import IllegalPlayError, InvalidPlayError, Play, check_dice, legal_plays
+from engine.play import (
+    IllegalPlayError,
+    InvalidPlayError,
+    Play,
+    check_dice,
+    legal_plays,
+    parse_dice,
+)
 from engine.position import CHECKERS, Position, has_contact, pips, validate_board
 from engine.variants import VARIANTS, Variant, get_variant
 
@@ -94,6 +101,7 @@ __all__ = [
     "legal_plays_ad",
     "match_id",
     "opening_roll",
+    "parse_dice",
     "parse_position",
     "parse_xgid",
     "pips",

@@ -619,6 +619,11 @@ def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
     ...
     ValueError: 'start' is not a Position ID (14 characters), PositionID:MatchID, or XGID
     """
+    if not isinstance(text, str):
+        raise ValueError(
+            "a position is text (a Position ID, PositionID:MatchID, or XGID), "
+            f"got {type(text).__name__}"
+        )
     s = text.strip()
     if is_xgid(s):
         return parse_xgid(s)

@@ -8,8 +8,10 @@ counted (`8/5(2) 6/5(2)`), `bar` and `off` for the bar and bearing off.
 from __future__ import annotations
 
 import itertools
+import numbers
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,14 +32,42 @@ class IllegalPlayError(ValueError):
 
 
 def check_dice(dice: tuple[int, int] | list[int] | np.ndarray) -> tuple[int, int]:
-    """Two dice as ints in 1..6, or a ValueError naming the bad value."""
-    values = tuple(int(d) for d in dice)
+    """Two dice as ints in 1..6, or a ValueError naming the bad value: a pair of integers
+    (numpy's included; not floats, not bools, not text, which `parse_dice` reads)."""
+    if isinstance(dice, str | bytes) or not isinstance(dice, Iterable):
+        raise ValueError(f"a roll is a pair of dice like (3, 1), got {_short(dice)}")
+    values = list(dice)
     if len(values) != 2:
         raise ValueError(f"a roll is two dice, got {len(values)}")
     for d in values:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise ValueError(f"a die is an integer 1..6, got {_short(d)}")
         if not 1 <= d <= 6:
             raise ValueError(f"a die shows 1..6, got {d}")
-    return values  # type: ignore[return-value]
+    return int(values[0]), int(values[1])
+
+
+_DICE = re.compile(r"([1-6])[-, ]?([1-6])", re.ASCII)
+DICE_SYNTAX = "two dice from 1 to 6, such as 31, 3-1, 3,1 or '3 1'"
+"""The one way dice are written on the command line (`parse_dice`)."""
+
+
+def parse_dice(text: str) -> tuple[int, int]:
+    """A roll as the command line writes it: two ASCII digits 1..6, side by side or with
+    one ``-``, ``,`` or space between them; spaces around are ignored. Anything else is a
+    ValueError with the one message every command gives."""
+    if not isinstance(text, str):
+        raise ValueError(f"dice are text ({DICE_SYNTAX}), got {_short(text)}")
+    m = _DICE.fullmatch(text.strip(" "))
+    if not m:
+        raise ValueError(f"dice {_short(text)}: write {DICE_SYNTAX}")
+    return int(m[1]), int(m[2])
+
+
+def _short(value: object) -> str:
+    """`value` for an error message, its repr cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _point_text(point: int) -> str:
@@ -71,6 +101,10 @@ class Play:
         Raises InvalidPlayError for text that is not notation and IllegalPlayError for
         a play this roll cannot make here.
         """
+        if not isinstance(text, str):
+            raise InvalidPlayError(f"a play is text like '24/18 13/11', got {_short(text)}")
+        if not isinstance(position, Position):
+            raise ValueError(f"Play.parse needs a Position, got {_short(position)}")
         segments = parse_notation(text)
         dice = check_dice(dice)
         mover = position.board[1].astype(np.int64)
@@ -152,8 +186,8 @@ def format_steps(steps: tuple[tuple[int, int], ...], hits: tuple[bool, ...]) -> 
     return " ".join(texts)
 
 
-_TOKEN = re.compile(r"^(?P<chain>[^()]+?)(?:\((?P<count>\d+)\))?$")
-_POINT = re.compile(r"^(?P<point>\d+|bar|b|off|o)(?P<star>\*?)$")
+_TOKEN = re.compile(r"^(?P<chain>[^()]+?)(?:\((?P<count>\d+)\))?$", re.ASCII)
+_POINT = re.compile(r"^(?P<point>\d+|bar|b|off|o)(?P<star>\*?)$", re.ASCII)
 
 
 def parse_notation(text: str) -> list[tuple[list[int], set[int], int]]:

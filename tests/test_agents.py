@@ -326,7 +326,7 @@ def test_td_finds_a_shipped_network_by_name_from_any_directory(tmp_path, monkeyp
         np.testing.assert_array_equal(agent.evaluator.probabilities(board), expected)
     # A file in the working directory comes first, even if it shares a shipped name.
     (tmp_path / "td-80").write_bytes(b"not a network")
-    with pytest.raises(ValueError, match="cannot load"):
+    with pytest.raises(ValueError, match="not a readable vrhcaby checkpoint"):
         load_agent("td:td-80")
     with pytest.raises(ValueError, match=r"not found \(shipped networks: .*td-80"):
         load_agent("td:td-nonexistent")

@@ -9,20 +9,24 @@ classes, so reading one needs ``import torch`` (over a second) and trusts arbitr
 pickled code; this layout opens with ``numpy.load(allow_pickle=False)`` in milliseconds,
 so the command line and the agents evaluate a network without torch.
 
-Writes are atomic: a temporary file in the same directory, flushed and fsynced, then
-renamed over the target, so a crash never leaves a half-written checkpoint.
+Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
+the same directory, flushed and fsynced, then renamed over the target, so a crash never
+leaves a half-written checkpoint. `load` checks what it reads: every loader of the project
+goes through it, so a file that is not a sound checkpoint is one line naming it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -35,18 +39,29 @@ class CheckpointError(ValueError):
 
 def save(path: str | Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> Path:
     """Write `arrays` and the JSON-able `meta` to `path` atomically; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     document = json.dumps({"format": FORMAT, **meta}, sort_keys=True)
     members = {name: np.asarray(a) for name, a in arrays.items()}
     members["meta"] = np.frombuffer(document.encode(), dtype=np.uint8)
+    return write_atomic(path, lambda f: np.savez(f, **members))
+
+
+def write_atomic(path: str | Path, write: Callable[[BinaryIO], object] | str) -> Path:
+    """Write a file atomically: `write` (text, or a function writing to a binary file)
+    goes to a temporary file in the same directory, flushed and fsynced, then renamed
+    over `path`, so a reader or a crash sees the old file or the new one, never part of
+    one. Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **members)
+            if isinstance(write, str):
+                f.write(write.encode())
+            else:
+                write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; checkpoints are for sharing
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are for sharing
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -54,22 +69,185 @@ def save(path: str | Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) 
     return path
 
 
-def load(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays and meta document stored in `path`; CheckpointError if it is not one."""
+#: How each game names its network's linear layers (`.weight` and `.bias` follow), input
+#: side first, and how many outputs the last one has.
+LAYOUTS = {"backgammon": ("model/{}", 5), "sixdice": ("model/body.{}", 1)}
+
+
+def load(
+    path: str | Path, game: str | None = None, *, training: bool = False
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and meta document stored in `path`, checked: the one loader of every
+    checkpoint (agents, tournaments, rollouts, `train --resume`, `init_from`).
+
+    Always: a readable zip archive in this format whose numbers are all finite. With
+    `game` ("backgammon" or "sixdice"): a network of that game, its description of the
+    right types and its weights (2-D, each with its bias, layer widths chaining and
+    agreeing with the description). With `training`: a network of the game it says it
+    learnt (or `game`), and the optimizer, the RNG states and the games played, all
+    `--resume` needs. Anything else is a `CheckpointError`,
+    one line naming the file and what is wrong.
+    """
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"checkpoint not found: {path}")
+        what = "a directory, not a file" if path.is_dir() else "not found"
+        raise CheckpointError(f"{path}: checkpoint {what}")
+    arrays = _read(path)
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
         meta = json.loads(arrays.pop("meta").tobytes().decode())
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
-        raise CheckpointError(
-            f"not a readable vrhcaby checkpoint: {path} ({type(exc).__name__})"
-        ) from None
+    except KeyError:
+        raise CheckpointError(f"{path}: not a vrhcaby checkpoint (no meta entry)") from None
+    except (UnicodeDecodeError, ValueError):
+        raise CheckpointError(f"{path}: not a vrhcaby checkpoint (unreadable meta entry)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"not a vrhcaby checkpoint (unknown format): {path}")
+        raise CheckpointError(f"{path}: not a vrhcaby checkpoint (unknown format)")
+    try:
+        _check_arrays(arrays)
+        _check_meta(meta)
+        if game is not None or training:
+            _check_network(arrays, meta, game or meta.get("game", "backgammon"))
+        if training:
+            _check_training(arrays, meta)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
     return arrays, meta
+
+
+def _read(path: Path) -> dict[str, np.ndarray]:
+    """Every member of the archive at `path` (an ``.npy`` file or a pickle is refused)."""
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(
+            f"{path}: not a readable vrhcaby checkpoint ({type(exc).__name__})"
+        ) from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise CheckpointError(
+            f"{path}: not a vrhcaby checkpoint (a bare .npy array, no zip archive)"
+        )
+    try:
+        with archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(
+            f"{path}: not a readable vrhcaby checkpoint ({type(exc).__name__})"
+        ) from None
+    for name, value in arrays.items():
+        if not isinstance(value, np.ndarray):
+            raise CheckpointError(f"{path}: not a vrhcaby checkpoint (entry {name} is no array)")
+    return arrays
+
+
+def _check_arrays(arrays: dict[str, np.ndarray]) -> None:
+    for name, a in arrays.items():
+        if a.dtype.kind not in "biuf":
+            raise CheckpointError(f"entry {name} holds {a.dtype} values, not numbers")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise CheckpointError(f"entry {name} holds non-finite numbers (NaN or infinity)")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_meta(meta: dict[str, Any]) -> None:
+    """The types of the entries the loaders read, where present."""
+    for key in ("net", "config", "optimizer", "rng", "evaluation"):
+        if key in meta and not isinstance(meta[key], dict):
+            raise CheckpointError(f"meta entry {key!r} is not a table: {meta[key]!r:.60}")
+    for key in ("game", "variant", "run_dir", "best_by"):
+        if key in meta and not isinstance(meta[key], str):
+            raise CheckpointError(f"meta entry {key!r} is not a string: {meta[key]!r:.60}")
+    if "game" in meta and meta["game"] not in LAYOUTS:
+        raise CheckpointError(f"meta entry 'game' names no known game: {meta['game']!r:.60}")
+    if "games" in meta and not (_is_int(meta["games"]) and meta["games"] >= 0):
+        raise CheckpointError(f"meta entry 'games' is not a count: {meta['games']!r:.60}")
+    best = meta.get("best")
+    if best is not None and not (isinstance(best, int | float) and math.isfinite(best)):
+        raise CheckpointError(f"meta entry 'best' is not a finite number: {best!r:.60}")
+    variant = meta.get("config", {}).get("variant", "standard")
+    if not isinstance(variant, str):
+        raise CheckpointError(f"meta entry config.variant is not a string: {variant!r:.60}")
+
+
+def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: str) -> None:
+    """A `game` network: its description and weights agree (the input width, which only
+    the encoding knows, is checked by whoever rebuilds the network)."""
+    saved = meta.get("game", "backgammon")
+    if saved != game:
+        label = {"sixdice": "six-dice"}.get(game, game)
+        raise CheckpointError(f"holds a {saved} network, not a {label} checkpoint")
+    net = meta.get("net")
+    if not isinstance(net, dict):
+        raise CheckpointError("has no network description (meta entry 'net')")
+    hidden = net.get("hidden")
+    if not (isinstance(hidden, list) and hidden and all(_is_int(h) and h > 0 for h in hidden)):
+        raise CheckpointError(f"network 'hidden' is not a list of positive widths: {hidden!r:.60}")
+    if game == "backgammon":
+        for key in ("encoding", "activation"):
+            if not isinstance(net.get(key), str):
+                raise CheckpointError(f"network {key!r} is not a string: {net.get(key)!r:.60}")
+        if not isinstance(net.get("variant_inputs", False), bool):
+            raise CheckpointError("network 'variant_inputs' is not true or false")
+    name, outputs = LAYOUTS[game]
+    widths = [*hidden, outputs]
+    inputs = None
+    for i, width in enumerate(widths):
+        layer = name.format(2 * i)
+        w, b = arrays.get(f"{layer}.weight"), arrays.get(f"{layer}.bias")
+        if w is None or b is None:
+            missing = f"{layer}.weight" if w is None else f"{layer}.bias"
+            raise CheckpointError(f"lacks weights {missing} of its {len(widths)} layers")
+        if w.ndim != 2 or b.ndim != 1:
+            raise CheckpointError(
+                f"{layer} has weight shape {w.shape} and bias shape {b.shape}: "
+                "a layer is a 2-D weight and a 1-D bias"
+            )
+        if w.shape[0] != width or b.shape[0] != width or (inputs and w.shape[1] != inputs):
+            raise CheckpointError(
+                f"{layer} has weight shape {w.shape} and bias shape {b.shape}, but its "
+                f"description ({len(hidden)} hidden layers {hidden}, {outputs} outputs) needs "
+                f"({width}, {inputs or 'inputs'}) and ({width},)"
+            )
+        inputs = width
+    extra = f"{name.format(2 * len(widths))}.weight"
+    if extra in arrays:
+        raise CheckpointError(f"has more layers than its description ({extra})")
+
+
+def _check_training(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """What `--resume` restores besides the weights."""
+    if not _is_int(meta.get("games")):
+        raise CheckpointError(
+            "lacks the games played (meta entry 'games'): not a training checkpoint"
+        )
+    optim = meta.get("optimizer")
+    if not isinstance(optim, dict):
+        raise CheckpointError("lacks the optimizer state: not a training checkpoint")
+    groups, state = optim.get("param_groups"), optim.get("state")
+    if not (isinstance(groups, list) and groups and all(isinstance(g, dict) for g in groups)):
+        raise CheckpointError("optimizer 'param_groups' is not a list of tables")
+    if not isinstance(state, dict):
+        raise CheckpointError("optimizer 'state' is not a table")
+    for group in groups:
+        for key, value in group.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise CheckpointError(f"optimizer setting {key!r} is not finite: {value}")
+    for idx, entry in state.items():
+        if not isinstance(entry, dict):
+            raise CheckpointError(f"optimizer state {idx!r} is not a table")
+        for key, kind in entry.items():
+            if kind == "array":
+                if f"optim/{idx}/{key}" not in arrays:
+                    raise CheckpointError(f"lacks the optimizer's array optim/{idx}/{key}")
+            elif not (isinstance(kind, int | float) and math.isfinite(kind)):
+                raise CheckpointError(f"optimizer state {idx}/{key} is not a finite number")
+    torch_rng = arrays.get("rng/torch")
+    if torch_rng is None or torch_rng.dtype != np.uint8 or torch_rng.ndim != 1:
+        raise CheckpointError("lacks the torch RNG state (rng/torch, 1-D bytes)")
+    rng = meta.get("rng")
+    if not (isinstance(rng, dict) and isinstance(rng.get("bit_generator"), str)):
+        raise CheckpointError("lacks the dice RNG state (meta entry 'rng')")
 
 
 class CheckpointDir:
@@ -104,6 +282,39 @@ class CheckpointDir:
         snaps = self.snapshots()
         return snaps[-1] if snaps else None
 
+    def latest_sound(self) -> tuple[Path, dict[str, np.ndarray], dict[str, Any], list[str]]:
+        """The newest numbered checkpoint that `load` accepts as a training checkpoint:
+        its path, arrays and meta, and one line per newer one skipped (a crash or a full
+        disk can spoil a file that was renamed into place). CheckpointError if there is
+        none, naming what was wrong with each."""
+        skipped = []
+        for path in reversed(self.snapshots()):
+            try:
+                arrays, meta = load(path, training=True)
+            except CheckpointError as exc:
+                skipped.append(str(exc))
+                continue
+            return path, arrays, meta, skipped
+        if not skipped:
+            raise CheckpointError(
+                f"nothing to resume: no checkpoint of run {self.name!r} in {self.directory}"
+            )
+        raise CheckpointError(
+            f"nothing to resume: no sound checkpoint of run {self.name!r} ({'; '.join(skipped)})"
+        )
+
+    def remove_stale(self) -> list[Path]:
+        """Delete the temporary files that writes of this run's checkpoints left behind
+        when they were killed (a finished write renames its file into place); returns them.
+        Only one process trains a run, so none of them is still being written."""
+        if not self.directory.is_dir():
+            return []
+        mine = re.compile(rf"^\.(?:{re.escape(self.name)}-(?:g\d+|best)\.pt|best)\..+\.tmp$")
+        stale = [p for p in self.directory.iterdir() if mine.match(p.name) and p.is_file()]
+        for p in stale:
+            p.unlink(missing_ok=True)
+        return stale
+
     def save(
         self, games: int, arrays: dict[str, np.ndarray], meta: dict[str, Any], best: bool
     ) -> Path:
@@ -113,9 +324,14 @@ class CheckpointDir:
         for old in self.snapshots()[: -self.keep]:
             old.unlink(missing_ok=True)
         if best:
-            fd, tmp = tempfile.mkstemp(prefix=".best.", suffix=".tmp", dir=self.directory)
+            prefix = f".{self.best_path.name}."
+            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=self.directory)
             os.close(fd)
-            shutil.copyfile(path, tmp)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, self.best_path)
+            try:
+                shutil.copyfile(path, tmp)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, self.best_path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
         return path

@@ -12,6 +12,8 @@ import argparse
 import importlib
 import re
 import sys
+from collections.abc import Sequence
+from typing import NoReturn
 
 COMMANDS = (
     "moves",
@@ -43,10 +45,37 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
+class Parser(argparse.ArgumentParser):
+    """The argument parser of every verb and entry script.
+
+    A bad command line is one line, ``PROG: error: MESSAGE``, exit status 2, like every
+    other bad input (argparse alone prints the usage lines first). And an optional
+    positional (``nargs="?"``, such as the dice of `hint`) may follow options:
+    argparse gives it its default as soon as an option follows the positional before it,
+    so ``hint POS --plies 0 31`` would leave 31 unrecognized; it is handed the leftover.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        namespace, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            if not extras or extras[0].startswith("-"):
+                break
+            if action.option_strings or action.nargs != "?":
+                continue
+            if getattr(namespace, action.dest, None) is action.default:
+                setattr(namespace, action.dest, self._get_values(action, [extras.pop(0)]))
+        return namespace, extras
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every verb, or with `only` that one (so that a command imports
     nothing the others need: the command line answers faster)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="vrhcaby", description="Train and judge backgammon bots the TD-Gammon way."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

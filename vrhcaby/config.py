@@ -3,7 +3,8 @@
 Generic over any (possibly nested) dataclass whose fields are ``bool``, ``int``,
 ``float``, ``str``, ``tuple[T, ...]`` of those, or another such dataclass (a TOML table;
 overrides address it with dots, ``td.lam=0.7``). Unknown keys and values of the wrong
-type are errors (`ConfigError`, one line naming the key), never silently ignored.
+type are errors (`ConfigError`, one line naming the key), never silently ignored, and so
+is a float that is not finite (TOML's ``nan`` and ``inf``).
 Override values are read as TOML values (``0.7``, ``[40, 40]``, ``true``, ``"x"``); a
 bare word is taken as a string where a string is expected (``name=long``).
 """
@@ -11,6 +12,7 @@ bare word is taken as a string where a string is expected (``name=long``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import types
 import typing
@@ -59,6 +61,8 @@ def _coerce(key: str, tp: Any, value: Any) -> Any:
         raise ConfigError(
             f"config key {key!r} must be {_type_name(tp)}, got {type(value).__name__} {value!r}"
         )
+    if tp is float and not math.isfinite(value):
+        raise ConfigError(f"config key {key!r} must be a finite number, got {value!r}")
     return float(value) if tp is float else value
 
 
@@ -125,6 +129,11 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: Sequenc
             document = tomllib.loads(path.read_text())
         except FileNotFoundError:
             raise ConfigError(f"config file not found: {path}") from None
+        except IsADirectoryError:
+            raise ConfigError(f"config file {path} is a directory, not a TOML file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise ConfigError(f"config file {path} cannot be read: {reason}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
         _merge(cls, values, document, "")

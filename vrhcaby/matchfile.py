@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from vrhcaby import checkpoint
+
 
 def append_jsonl(path: str | Path, records: Iterable[dict]) -> None:
     """Append game records to a JSON lines file."""
@@ -73,7 +75,8 @@ def game_lines(
 
 
 def export_mat(records: list[dict], path: str | Path, names: tuple[str, str] | None = None) -> None:
-    """Write the games of one match (or a money session, as a 0-point match) in order."""
+    """Write the games of one match (or a money session, as a 0-point match) in order,
+    atomically."""
     if not records:
         raise ValueError("no games to export")
     if any(r.get("variant", "standard") != "standard" for r in records):
@@ -87,7 +90,7 @@ def export_mat(records: list[dict], path: str | Path, names: tuple[str, str] | N
         lines.append("")
         a_won = r["winner"] == r["a_seat"]
         score[0 if a_won else 1] += r["points"]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    checkpoint.write_atomic(path, "\n".join(lines) + "\n")
 
 
 def _name(spec: str) -> str:

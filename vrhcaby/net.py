@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.variants import VARIANTS
 from vrhcaby import checkpoint
 from vrhcaby.encode import (
     FEATURES,
@@ -545,14 +546,19 @@ def weights_from_arrays(net: NetConfig, arrays: dict[str, np.ndarray]) -> list:
 
 
 def load_evaluator(path: str | Path) -> Evaluator:
-    """The network stored in checkpoint `path`, as a numpy `Evaluator`."""
-    arrays, meta = checkpoint.load(path)
+    """The backgammon network stored in checkpoint `path`, as a numpy `Evaluator`: the
+    validating loader of every command that plays or judges with a network (agents,
+    tournaments, rollouts, the external-player server). Any file that is not a sound
+    backgammon network is a `CheckpointError` naming it and what is wrong."""
+    arrays, meta = checkpoint.load(path, "backgammon")
     try:
         net = NetConfig.from_dict(meta["net"])
-        variant = str(meta["config"].get("variant", "standard"))
-        config = dict(meta["config"])
     except (KeyError, TypeError, ValueError) as exc:
         raise checkpoint.CheckpointError(f"{path}: bad network description ({exc})") from None
+    config = dict(meta.get("config", {}))
+    variant = config.get("variant", "standard")
+    if variant not in VARIANTS:
+        raise checkpoint.CheckpointError(f"{path}: trained for an unknown variant {variant!r:.40}")
     try:
         return Evaluator(net, weights_from_arrays(net, arrays), variant, config)
     except ValueError as exc:

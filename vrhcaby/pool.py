@@ -56,6 +56,7 @@ def _how_it_ended(exitcode: int) -> str:
 
 def _serve(conn: Connection, fn: Callable[[Any], Any], shared: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not a handler forked from the parent
     SHARED.update(shared)
     while True:
         task = conn.recv()

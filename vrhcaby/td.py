@@ -64,6 +64,9 @@ from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint
 from vrhcaby.oneply import every_roll
 
 OPTIMIZERS = ("sgd", "adam")
+MAX_LR = 10.0
+"""The largest learning rate taken: far above any that learns (0.1 for SGD, 0.002 for
+Adam here), and far below those that overflow torch's float32 step at once."""
 BACKUPS = ("sampled", "expected")
 
 log = logging.getLogger(__name__)
@@ -82,7 +85,7 @@ class TDConfig:
     lam_end: float = 0.7
     """λ at the end of the run; in between it moves linearly with games played."""
     lr: float = 0.1
-    """Learning rate at the start of the run."""
+    """Learning rate at the start of the run (at most `MAX_LR`)."""
     lr_end: float = 0.1
     """Learning rate at the end of the run; in between it moves linearly."""
     optimizer: str = "sgd"
@@ -106,8 +109,10 @@ class TDConfig:
         for name in ("lam", "lam_end", "epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.lr <= 0 or self.lr_end <= 0:
-            raise ValueError("lr and lr_end must be positive")
+        if not (0 < self.lr <= MAX_LR and 0 < self.lr_end <= MAX_LR):
+            raise ValueError(
+                f"lr and lr_end must be in (0, {MAX_LR:g}], got {self.lr}, {self.lr_end}"
+            )
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown td.optimizer {self.optimizer!r} (known: sgd, adam)")
         if self.backup not in BACKUPS:
@@ -460,8 +465,13 @@ class EvalConfig:
     def __post_init__(self) -> None:
         if self.best_by not in ("ppg", "move_cost"):
             raise ValueError(f"unknown eval.best_by {self.best_by!r} (known: ppg, move_cost)")
-        if self.judge_games < 0:
-            raise ValueError("eval.judge_games must be 0 (off) or more")
+        if self.every < 0 or self.judge_games < 0:
+            raise ValueError("eval.every and eval.judge_games must be 0 (off) or more")
+        if self.games < 1 or self.seed < 0:
+            raise ValueError(
+                f"eval.games must be at least 1 and eval.seed 0 or more, got {self.games}, "
+                f"{self.seed}"
+            )
         if self.best_by == "move_cost" and not self.judge_games:
             raise ValueError("eval.best_by = 'move_cost' needs eval.judge_games > 0")
 

@@ -5,7 +5,7 @@ board-state lines with a play, ``double``/``roll``, ``take``/``drop``/``beaver``
 ``accept``/``reject`` (an offered resignation), and ``evaluation`` lines with the five
 probabilities and the equity, the way gnubg's ``external`` command does (see
 `vrhcaby.external`), so programs written for that interface can use the bot. Prints the
-address it listens on, then serves until interrupted.
+address it listens on, then serves until SIGINT or SIGTERM (exit status 130 or 143).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from vrhcaby.commands import add_money_rules_arguments, money_rules
+from vrhcaby.commands import StopSignals, add_money_rules_arguments, money_rules
 from vrhcaby.commands.hint import load_analysis_agent
 from vrhcaby.external import Server
 
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         server = Server(agent, (args.host, args.port), **settings)
     except OSError as exc:
         raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
-    with server:
+    with server, StopSignals() as stop:
         print(f"Waiting for connections on {args.host}:{server.port} ...", flush=True)
         print(
             f"Money play: {rules.describe()} (unless a board state's jacobyrule or beavers "
@@ -64,4 +64,4 @@ def run(args: argparse.Namespace) -> int:
         )
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
-    return 0
+    return stop.status

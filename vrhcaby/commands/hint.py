@@ -16,7 +16,6 @@ import argparse
 import dataclasses
 import json
 import math
-import re
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ import engine
 from agents import load_agent
 from agents.base import GameContext
 from engine.formats import is_xgid
+from engine.play import parse_dice
 from vrhcaby import analysis
 from vrhcaby.commands import MoneyRules, add_money_rules_arguments, money_rules
 
@@ -149,14 +149,6 @@ def percent(p: np.ndarray) -> str:
 
 
 # --- hint -----------------------------------------------------------------------------
-
-
-def parse_dice(text: str) -> tuple[int, int]:
-    """``31``, ``3-1``, ``3,1`` or ``3 1`` -> (3, 1); ValueError otherwise."""
-    digits = re.sub(r"[\s,\-/]", "", text)
-    if len(digits) != 2 or not all(c in "123456" for c in digits):
-        raise ValueError(f"dice are two numbers 1-6 like 31 or 3-1, got {text!r}")
-    return int(digits[0]), int(digits[1])
 
 
 def register(subparsers) -> None:

@@ -19,22 +19,10 @@ import numpy as np
 
 import engine
 from engine.formats import parse_position, position_ids
-from engine.play import format_steps
+from engine.play import format_steps, parse_dice
 from vrhcaby.cli import UsageError
 
 _CHUNK = 512
-
-
-def parse_dice(text: str) -> tuple[int, int]:
-    """`31`, `3-1`, `3,1` or `3 1` as two dice; a ValueError naming the problem."""
-    digits = [c for c in text.strip() if c not in "-, /"]
-    if len(digits) != 2 or not all(c.isdigit() for c in digits):
-        raise ValueError(f"dice {text!r}: write two dice like 31 or 3-1")
-    dice = int(digits[0]), int(digits[1])
-    for d in dice:
-        if not 1 <= d <= 6:
-            raise ValueError(f"dice {text!r}: a die shows 1 to 6, not {d}")
-    return dice
 
 
 def read_position(text: str, variant: str = "standard") -> np.ndarray:
@@ -168,7 +156,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "reads 'POSITION DICE' lines from stdin and writes one JSON object per line.",
     )
     p.add_argument("position", metavar="POSITION")
-    p.add_argument("dice", metavar="DICE", nargs="?", help="e.g. 31 or 3-1")
+    p.add_argument("dice", metavar="DICE", nargs="?", help="e.g. 31, 3-1, 3,1")
     p.add_argument("--variant", default="standard", help="rule variant (default: standard)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)

@@ -14,14 +14,16 @@ import argparse
 import dataclasses
 import json
 import math
-import re
+import signal
 import sys
 
 import engine
 from agents import load_agent
 from engine.formats import MatchState, is_xgid, parse_position
+from engine.play import parse_dice
 from vrhcaby.commands import (
     MoneyRules,
+    StopSignals,
     add_jobs_argument,
     add_money_rules_arguments,
     add_ray_arguments,
@@ -107,14 +109,6 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
-
-
-def parse_dice(text: str) -> tuple[int, int]:
-    """`52`, `5-2`, `5,2` or `5 2` as a roll; ValueError otherwise."""
-    digits = re.fullmatch(r"\s*([1-6])\s*[-, ]?\s*([1-6])\s*", text)
-    if not digits:
-        raise ValueError(f"dice {text!r} are not two numbers 1..6 (like 52 or 5-2)")
-    return int(digits.group(1)), int(digits.group(2))
 
 
 def _inputs(args: argparse.Namespace):
@@ -338,11 +332,16 @@ def _play_json(x: PlayRollout) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The rollout; after SIGINT or SIGTERM, the estimate over the trials finished, exit
+    status 130 or 143 (`StopSignals`)."""
+    with StopSignals() as stop:
+        _rollout(args, stop)
+    return stop.status
+
+
+def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
     board, setting, dice, agent, evaluator, settings = _inputs(args)
     trials_cube = setting if args.cubeful_trials else None
-    describe = _describe(
-        agent, evaluator or default_evaluator(agent), settings, setting, args.cubeful_trials
-    )
     bar, update = _bar(args, settings.trials)
     where = {"jobs": args.jobs, "backend": "local"}
     if args.backend == "ray":
@@ -364,9 +363,14 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if interrupted:
+        stop.received = stop.received or signal.SIGINT
         print(f"interrupted: the estimate over the {done} trials finished", file=sys.stderr)
         if done == 0:
-            return 130
+            return
+        settings = dataclasses.replace(settings, trials=done)  # what the header reports
+    describe = _describe(
+        agent, evaluator or default_evaluator(agent), settings, setting, args.cubeful_trials
+    )
     cubeful = args.cubeful and not args.opening
     if dice is None:
         cube = cube_analysis(result.estimate(), board, setting) if cubeful else None
@@ -394,4 +398,3 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(out, indent=2))
         else:
             print(_plays_text(plays, cubeful, describe, args.cubeful_trials))
-    return 130 if interrupted else 0

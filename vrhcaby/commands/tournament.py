@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from agents import load_agent
-from vrhcaby import matchfile
-from vrhcaby.commands import add_jobs_argument, add_ray_arguments
+from vrhcaby import checkpoint, matchfile
+from vrhcaby.commands import StopSignals, add_jobs_argument, add_ray_arguments
 from vrhcaby.plot import heatmap_svg
 from vrhcaby.stats import bradley_terry_elo
 from vrhcaby.tournament import PairResult, Settings, check_agents, play_pair
@@ -133,63 +133,104 @@ def _fmt(x: float) -> str:
     return "  n/a" if math.isnan(x) else f"{x:+.3f}"
 
 
-def _save(out: Path, pair: PairResult, index: int, seed: int) -> None:
-    records = []
-    for g in sorted(pair.results, key=lambda g: (g.sample, g.copy)):
-        rec = dict(
-            g.record or {},
-            a=pair.a,
-            b=pair.b,
-            a_seat=g.a_seat,
-            sample=g.sample,
-            copy=g.copy,
-            seed=seed,
-        )
-        records.append(rec)
-    matchfile.append_jsonl(out / "games.jsonl", records)
+def check_out(out: Path | None) -> None:
+    """`--out` names a directory or one that can be made (not a file, nor inside one)."""
+    if out is None:
+        return
+    for part in (out, *out.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"--out {str(out)!r:.80}: {str(part)!r:.80} is a file")
+            return
+
+
+def _records(pair: PairResult, seed: int) -> list[dict]:
+    """The games of a pair as `games.jsonl` records, in sample order."""
+    return [
+        dict(g.record or {}, a=pair.a, b=pair.b, a_seat=g.a_seat, sample=g.sample,
+             copy=g.copy, seed=seed)
+        for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
+    ]  # fmt: skip
+
+
+def _save(out: Path, records: list[dict], pair: PairResult, index: int) -> None:
+    """The games of the pairs so far (`games.jsonl`, rewritten atomically) and the `.mat`
+    files of the last pair, whose games are `records[-pair.games:]`."""
+    lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+    checkpoint.write_atomic(out / "games.jsonl", lines)
+    mine = records[len(records) - len(pair.results) :]
     if pair.match_to:
-        for (s, c), games in itertools.groupby(records, key=lambda r: (r["sample"], r["copy"])):
+        for (s, c), games in itertools.groupby(mine, key=lambda r: (r["sample"], r["copy"])):
             matchfile.export_mat(list(games), out / f"pair{index}-match{s}-{c}.mat")
-    elif records and records[0].get("variant") == "standard":
-        matchfile.export_mat(records, out / f"pair{index}.mat")
+    elif mine and mine[0].get("variant") == "standard":
+        matchfile.export_mat(mine, out / f"pair{index}.mat")
 
 
 def run(args: argparse.Namespace) -> int:
+    """The tournament; after SIGINT or SIGTERM, the games finished are kept, written and
+    summarised, and the exit status is 130 or 143 (`StopSignals`)."""
+    check_out(args.out)
     agents = _check(args)
     if args.backend == "ray":
         from vrhcaby.distributed import connect
 
         connect(args.address)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--out {str(args.out)!r:.80}: {exc.strerror}") from None
         (args.out / "games.jsonl").unlink(missing_ok=True)
+    with StopSignals() as stop:
+        pairs = _play(args, agents, stop)
+        with stop.holding():
+            _report(args, agents, pairs)
+    return stop.status
+
+
+def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[PairResult]:
+    """Every pair's games, until all are played or a signal stops them; each pair's
+    games are saved (`--out`) before the next pair starts."""
     pairs: list[PairResult] = []
+    records: list[dict] = []
     for k, (i, j) in enumerate(itertools.combinations(range(len(agents)), 2)):
-        pair = play_pair(
-            agents[i],
-            agents[j],
-            games=args.games,
-            seed=args.seed,
-            variant=args.variant,
-            jobs=args.jobs,
-            backend=args.backend,
-            workers=args.workers,
-            cube=args.cube,
-            match_to=args.match_to,
-            jacoby=args.jacoby and not args.match_to,
-            mirrored=args.mirror,
-            record=args.out is not None,
-            progress=not args.no_progress and not args.json and sys.stderr.isatty(),
-        )
+        try:
+            pair = play_pair(
+                agents[i],
+                agents[j],
+                games=args.games,
+                seed=args.seed,
+                variant=args.variant,
+                jobs=args.jobs,
+                backend=args.backend,
+                workers=args.workers,
+                cube=args.cube,
+                match_to=args.match_to,
+                jacoby=args.jacoby and not args.match_to,
+                mirrored=args.mirror,
+                record=args.out is not None,
+                progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+            )
+        except KeyboardInterrupt:  # outside the games (their results are kept): none kept
+            break
         pairs.append(pair)
         if args.out:
-            _save(args.out, pair, k, args.seed)
-        if pair.interrupted:
+            with stop.holding():
+                records += _records(pair, args.seed)
+                _save(args.out, records, pair, k)
+        if pair.interrupted or stop.received:
+            pair.interrupted = True
             print("interrupted: results so far", file=sys.stderr)
             break
+    return pairs
+
+
+def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> None:
+    """The results: `results.json` and `table.svg` (atomically) and the table or JSON."""
     result: dict = {"rules": _rules(args), "pairs": [p.to_json() for p in pairs]}
     table = round_robin(len(agents), pairs)
-    if len(agents) >= 3 and not pairs[-1].interrupted:
+    complete = len(pairs) == math.comb(len(agents), 2) and not pairs[-1].interrupted
+    if len(agents) >= 3 and complete:
         wins = np.zeros((len(agents), len(agents)))
         for p, (i, j) in zip(pairs, itertools.combinations(range(len(agents)), 2), strict=False):
             wins[i, j], wins[j, i] = p.wins
@@ -199,14 +240,14 @@ def run(args: argparse.Namespace) -> int:
             for a, e, s in zip(args.agents, elo, se, strict=True)
         ]
     if args.out:
-        (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
+        checkpoint.write_atomic(args.out / "results.json", json.dumps(result, indent=1) + "\n")
         if len(agents) >= 3:
             unit = "match-winning rate" if args.match_to else "points per game"
             svg = heatmap_svg(args.agents, table, f"Round robin: row agent's {unit}")
-            (args.out / "table.svg").write_text(svg)
+            checkpoint.write_atomic(args.out / "table.svg", svg)
     if args.json:
         print(json.dumps(result))
-        return 0
+        return
     print(_describe_rules(args))
     unit = "matches" if args.match_to else "games"
     print(
@@ -238,7 +279,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:>12}{cells}")
     for r in result.get("ratings", []):
         print(f"{r['agent']:>24}  Elo {r['elo']:+7.1f}  [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]")
-    return 0
 
 
 def round_robin(n: int, pairs: list[PairResult]) -> np.ndarray:
