@@ -27,6 +27,7 @@ from enum import IntEnum
 import numpy as np
 
 from engine.position import CHECKERS, validate_board
+from engine.text import quoted
 
 __all__ = [
     "GameState",
@@ -67,10 +68,10 @@ def _check_base64(text: str, length: int, what: str) -> None:
     if not isinstance(text, str):
         raise ValueError(f"a {what} is a string, got {type(text).__name__}")
     if len(text) != length:
-        raise ValueError(f"a {what} has {length} characters, got {len(text)}: {text!r}")
+        raise ValueError(f"a {what} has {length} characters, got {len(text)}: {quoted(text)}")
     bad = next((c for c in text if c not in _BASE64), None)
     if bad is not None:
-        raise ValueError(f"{what} {text!r} has {bad!r}, which is not a base64 character")
+        raise ValueError(f"{what} {quoted(text)} has {bad!r}, which is not a base64 character")
 
 
 def position_id(board: np.ndarray) -> str:
@@ -127,19 +128,19 @@ def board_from_position_id(pid: str) -> np.ndarray:
     _check_base64(pid, _PID_LEN, "Position ID")
     raw = base64.b64decode(pid + "==")
     if base64.b64encode(raw).decode("ascii")[:_PID_LEN] != pid:
-        raise ValueError(f"Position ID {pid!r} sets bits beyond the 80-bit key")
+        raise ValueError(f"Position ID {quoted(pid)} sets bits beyond the 80-bit key")
     bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")
     zeros = np.flatnonzero(bits == 0)
     if zeros.size < 50:
-        raise ValueError(f"Position ID {pid!r} holds more than {2 * CHECKERS} checkers")
+        raise ValueError(f"Position ID {quoted(pid)} holds more than {2 * CHECKERS} checkers")
     if bits[zeros[49] :].any():
-        raise ValueError(f"Position ID {pid!r} sets bits after the last place (row 1's bar)")
+        raise ValueError(f"Position ID {quoted(pid)} sets bits after the last place (row 1's bar)")
     counts = np.diff(zeros[:50], prepend=-1) - 1
     board = counts.reshape(2, 25)
     try:
         return _as_board(board)
     except ValueError as err:
-        raise ValueError(f"Position ID {pid!r}: {err}") from None
+        raise ValueError(f"Position ID {quoted(pid)}: {err}") from None
 
 
 # --- Match ID -----------------------------------------------------------------------
@@ -163,7 +164,7 @@ def _pair(value: tuple[int, int], what: str) -> tuple[int, int]:
     try:
         a, b = (int(v) for v in value)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} is a pair of integers, got {value!r}") from None
+        raise ValueError(f"{what} is a pair of integers, got {quoted(value)}") from None
     return a, b
 
 
@@ -368,12 +369,12 @@ class MatchState:
             return (key >> start) & ((1 << width) - 1)
 
         if key >> 67:
-            raise ValueError(f"Match ID {mid!r} sets bits beyond the 67-bit key")
+            raise ValueError(f"Match ID {quoted(mid)} sets bits beyond the 67-bit key")
         owner = field(4, 2)
         if owner == 2:
-            raise ValueError(f"Match ID {mid!r} has cube owner field 2 (0, 1 or 3 expected)")
+            raise ValueError(f"Match ID {quoted(mid)} has cube owner field 2 (0, 1 or 3 expected)")
         if field(8, 3) > max(GameState):
-            raise ValueError(f"Match ID {mid!r} has game state {field(8, 3)} (0..4 expected)")
+            raise ValueError(f"Match ID {quoted(mid)} has game state {field(8, 3)} (0..4 expected)")
         try:
             return cls(
                 cube_value=1 << field(0, 4),
@@ -390,7 +391,7 @@ class MatchState:
                 jacoby=not field(66, 1),
             )
         except ValueError as err:
-            raise ValueError(f"Match ID {mid!r}: {err}") from None
+            raise ValueError(f"Match ID {quoted(mid)}: {err}") from None
 
 
 def match_id(state: MatchState) -> str:
@@ -531,12 +532,12 @@ def parse_xgid(text: str) -> tuple[np.ndarray, MatchState]:
     try:
         return _parse_xgid_fields(fields)
     except ValueError as err:
-        raise ValueError(f"XGID {text.strip()!r}: {err}") from None
+        raise ValueError(f"XGID {quoted(text.strip())}: {err}") from None
 
 
 def _xgid_int(value: str, name: str, low: int, high: int) -> int:
     if not _INT.fullmatch(value) or not low <= int(value) <= high:
-        raise ValueError(f"the {name} field is a whole number {low}..{high}, got {value!r}")
+        raise ValueError(f"the {name} field is a whole number {low}..{high}, got {quoted(value)}")
     return int(value)
 
 
@@ -560,16 +561,18 @@ def _parse_xgid_fields(fields: list[str]) -> tuple[np.ndarray, MatchState]:
                 "not on the bottom bar)"
             )
     if turn not in ("1", "-1"):
-        raise ValueError(f"the turn field is 1 (bottom player) or -1 (top), got {turn!r}")
+        raise ValueError(f"the turn field is 1 (bottom player) or -1 (top), got {quoted(turn)}")
     on_roll = 1 if turn == "1" else 0
     board = np.stack([top, bottom] if on_roll else [bottom, top])
     board = _as_board(board)
 
     doubled = dice == "D"
     if dice in ("B", "R"):
-        raise ValueError(f"dice field {dice!r} (a pending beaver or raccoon) is not supported")
+        raise ValueError(
+            f"dice field {quoted(dice)} (a pending beaver or raccoon) is not supported"
+        )
     if not doubled and not re.fullmatch(r"[0-6]{2}", dice):
-        raise ValueError(f"the dice field is two digits 0..6 or 'D', got {dice!r}")
+        raise ValueError(f"the dice field is two digits 0..6 or 'D', got {quoted(dice)}")
     match_length = _xgid_int(length, "match length", 0, _MAX_SCORE)
     rule_bits = _xgid_int(rules, "Crawford/Jacoby", 0, 1 if match_length else 3)
     state = MatchState(
@@ -633,5 +636,5 @@ def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
     if len(s) == _PID_LEN:
         return board_from_position_id(s), None
     raise ValueError(
-        f"{text!r} is not a Position ID ({_PID_LEN} characters), PositionID:MatchID, or XGID"
+        f"{quoted(text)} is not a Position ID ({_PID_LEN} characters), PositionID:MatchID, or XGID"
     )

@@ -18,6 +18,7 @@ import numpy as np
 
 from engine.plain import plays_of
 from engine.position import Position
+from engine.text import quoted
 
 BAR = 25
 OFF = 0
@@ -114,7 +115,7 @@ class Play:
                 src = 24 if chain[0] == BAR else chain[0] - 1
                 if mover[src] == 0:
                     where = "on the bar" if chain[0] == BAR else f"on point {chain[0]}"
-                    raise IllegalPlayError(f"{text.strip()!r}: no checker left {where}")
+                    raise IllegalPlayError(f"{quoted(text.strip())}: no checker left {where}")
                 mover[src] -= 1
                 if chain[-1] != OFF:
                     mover[chain[-1] - 1] += 1
@@ -127,12 +128,12 @@ class Play:
         ]
         if not candidates:
             raise IllegalPlayError(
-                f"{text.strip()!r} is not a legal play for {dice[0]}-{dice[1]} here"
+                f"{quoted(text.strip())} is not a legal play for {dice[0]}-{dice[1]} here"
             )
         exact = [p for p in candidates if _hit_points(p) == starred] or candidates
         if len({p.position for p in exact}) > 1:
             raise InvalidPlayError(
-                f"{text.strip()!r} is ambiguous: write the intermediate points, "
+                f"{quoted(text.strip())} is ambiguous: write the intermediate points, "
                 f"e.g. {' or '.join(str(p) for p in exact)}"
             )
         return exact[0]
@@ -200,34 +201,40 @@ def parse_notation(text: str) -> list[tuple[list[int], set[int], int]]:
     for token in tokens:
         m = _TOKEN.match(token)
         if not m:
-            raise InvalidPlayError(f"cannot read {token!r}: write moves like '13/7' or '8/5(2)'")
+            raise InvalidPlayError(
+                f"cannot read {quoted(token)}: write moves like '13/7' or '8/5(2)'"
+            )
         count = int(m["count"]) if m["count"] else 1
         if not 1 <= count <= 4:
-            raise InvalidPlayError(f"{token!r}: a move is repeated 1 to 4 times, not {count}")
+            raise InvalidPlayError(f"{quoted(token)}: a move is repeated 1 to 4 times, not {count}")
         parts = re.split(r"[/-]", m["chain"])
         if len(parts) < 2:
-            raise InvalidPlayError(f"{token!r}: a move needs a source and a destination")
+            raise InvalidPlayError(f"{quoted(token)}: a move needs a source and a destination")
         points: list[int] = []
         stars: set[int] = set()
         for part in parts:
             pm = _POINT.match(part)
             if not pm:
-                raise InvalidPlayError(f"{token!r}: {part!r} is not a point, 'bar' or 'off'")
+                raise InvalidPlayError(
+                    f"{quoted(token)}: {quoted(part)} is not a point, 'bar' or 'off'"
+                )
             name = pm["point"]
             point = BAR if name in ("bar", "b") else OFF if name in ("off", "o") else int(name)
             if not 0 <= point <= 25:
-                raise InvalidPlayError(f"{token!r}: there is no point {point}")
+                raise InvalidPlayError(f"{quoted(token)}: there is no point {point}")
             if pm["star"]:
                 if point in (OFF, BAR):
-                    raise InvalidPlayError(f"{token!r}: nothing can be hit {_point_text(point)}")
+                    raise InvalidPlayError(
+                        f"{quoted(token)}: nothing can be hit {_point_text(point)}"
+                    )
                 stars.add(point)
             points.append(point)
         if points[0] == OFF:
-            raise InvalidPlayError(f"{token!r}: a move cannot start from 'off'")
+            raise InvalidPlayError(f"{quoted(token)}: a move cannot start from 'off'")
         if any(p == BAR for p in points[1:]) or any(p == OFF for p in points[:-1]):
-            raise InvalidPlayError(f"{token!r}: 'bar' comes first and 'off' last")
+            raise InvalidPlayError(f"{quoted(token)}: 'bar' comes first and 'off' last")
         if any(a <= b for a, b in itertools.pairwise(points)):
-            raise InvalidPlayError(f"{token!r}: checkers move from higher to lower points")
+            raise InvalidPlayError(f"{quoted(token)}: checkers move from higher to lower points")
         segments.append((points, stars, count))
     return segments
 

@@ -649,3 +649,33 @@ def test_a_spoilt_optimal_table_cache_is_computed_again(tmp_path, monkeypatch):
             cached.write_bytes(junk)
         np.testing.assert_array_equal(sixdice.optimal_table(), want)
         np.testing.assert_array_equal(np.load(cached), want)
+
+
+# --- long inputs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["moves", "A" * 100_000, "31"],
+        ["hint", "4HPwATDgc/ABMA:" + "Q" * 50_000, "31"],
+        ["show", "XGID=" + "-" * 100_000],
+        ["moves", "4HPwATDgc/ABMA", "3" * 100_000],
+        ["hint", "4HPwATDgc/ABMA", "31", "--agent", "x" * 100_000],
+    ],
+    ids=["position", "match-id", "xgid", "dice", "agent"],
+)
+def test_a_huge_input_is_quoted_by_a_short_prefix(argv):
+    code, _, err = run_cli(argv)
+    one_line(code, err)
+    assert len(err) < 400, len(err)
+
+
+def test_the_parsers_quote_a_short_prefix_of_what_they_read():
+    from engine.formats import parse_position
+
+    huge = "Z" * 10_000
+    for parse in (parse_position, lambda t: engine.Play.parse(t, engine.Position.start(), (3, 1))):
+        with pytest.raises(ValueError) as info:
+            parse(huge)
+        assert len(str(info.value)) < 200 and "10000 characters" in str(info.value)

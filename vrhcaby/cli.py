@@ -84,6 +84,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: The longest error message printed: the parsers quote only a prefix of what they were
+#: given (`engine.text.quoted`), and this bounds any message that still echoes an input.
+MAX_ERROR = 300
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error's message on one line of at most `MAX_ERROR` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 1] + "…"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = [_protect_xgid(a) for a in (sys.argv[1:] if argv is None else argv)]
     verb = next((a for a in argv if not a.startswith("-")), None)
@@ -91,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (UsageError, ValueError, FileNotFoundError) as exc:
-        print(f"vrhcaby {args.command}: error: {exc}", file=sys.stderr)
+        print(f"vrhcaby {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except ChildProcessError as exc:  # a worker process died (vrhcaby.pool.WorkerDied)
-        print(f"vrhcaby {args.command}: error: {exc}", file=sys.stderr)
+        print(f"vrhcaby {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
