@@ -36,6 +36,7 @@ game. As in gnubg, the side on turn is the one analysed, whichever the "You" pla
 
 from __future__ import annotations
 
+import logging
 import socketserver
 import threading
 from dataclasses import dataclass, replace
@@ -45,6 +46,7 @@ import numpy as np
 import engine
 from agents.base import GameContext
 from vrhcaby import analysis
+from vrhcaby.met import KAZAROSS_XG2
 
 __all__ = [
     "FibsBoard",
@@ -76,11 +78,43 @@ class FibsBoard:
     doubled: bool
 
 
-def _int(field: str, name: str) -> int:
+#: How much of a client's text an error message quotes.
+QUOTE = 60
+#: The longest line read; a longer one is skipped to its end and answered with an error.
+MAX_LINE = 65536
+#: gnubg's MAXSCORE (longer matches are read as this long, as gnubg does) and MAX_CUBE.
+MAX_MATCH, MAX_CUBE = 64, 4096
+log = logging.getLogger(__name__)
+
+
+def quote(text: str, limit: int = QUOTE) -> str:
+    """`text` quoted for an error line: at most `limit` characters, then "…"."""
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
+
+
+def _int(field: str, name: str, lo: int, hi: int) -> int:
+    """A board field as an int in lo..hi; ValueError naming the field otherwise."""
     try:
-        return int(field)
+        value = int(field)
     except ValueError:
-        raise ValueError(f"FIBS board: {name} is not a number: {field!r}") from None
+        raise ValueError(f"FIBS board: {name} is not a number: {quote(field)}") from None
+    if not lo <= value <= hi:
+        raise ValueError(f"FIBS board: {name} must be {lo}..{hi}, got {quote(field)}")
+    return value
+
+
+# Each field after the names: (what it is, the range gnubg's FIBS boards can hold).
+_RANGES = (
+    [("the match length", 0, 9999), ("the score", 0, 9999), ("the opponent's score", 0, 9999)]
+    + [(f"board field {k}", -15, 15) for k in range(26)]
+    + [("the turn", -1, 1)]
+    + [("a die", 0, 6)] * 4
+    + [("the cube", 1, MAX_CUBE), ("may double", 0, 1), ("may double", 0, 1)]
+    + [("was doubled", -1, 1), ("the colour", -1, 1), ("the direction", -1, 1)]
+    + [("the home", 0, 25), ("the bar", 0, 25), ("men off", 0, 15), ("men off", 0, 15)]
+    + [("men on the bar", 0, 15), ("men on the bar", 0, 15), ("can move", 0, 4)]
+    + [("forced move", 0, 1), ("non-Crawford", 0, 99), ("post-Crawford", 0, 99)]
+)
 
 
 def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = True) -> FibsBoard:
@@ -88,7 +122,10 @@ def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = T
     f = line.strip().split(":")
     if f[0] != "board" or len(f) != FIELDS:
         raise ValueError(f"a FIBS board state has {FIELDS} ':'-separated fields, got {len(f)}")
-    n = [0, 0, 0] + [_int(x, f"field {i + 1}") for i, x in enumerate(f[3:], start=3)]
+    n = [0, 0, 0] + [
+        _int(x, f"field {i} ({name})", lo, hi)
+        for i, (x, (name, lo, hi)) in enumerate(zip(f[3:], _RANGES, strict=True), start=4)
+    ]
     match_to, score, opp_score = n[3], n[4], n[5]
     cells = n[6:32]
     turn, dice, opp_dice = n[32], (n[33], n[34]), (n[35], n[36])
@@ -129,12 +166,19 @@ def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = T
         crawford = crawford_rule and not (non_crawford or post_crawford)
     if crawford or was_doubled:
         owner = "centre"
-    if match_to and (max(score, opp_score) >= match_to or match_to < 1):
+    if match_to and max(score, opp_score) >= match_to:
         raise ValueError(f"FIBS board: impossible score {score}-{opp_score} to {match_to}")
-    if cube_value < 1 or cube_value & (cube_value - 1):
+    if match_to > KAZAROSS_XG2.length:
+        raise ValueError(
+            f"FIBS board: matches of at most {KAZAROSS_XG2.length} points are supported "
+            f"(the match equity table's length), got {match_to}"
+        )
+    if cube_value & (cube_value - 1):
         raise ValueError(f"FIBS board: the cube must be a power of two, got {cube_value}")
-    if dice != (0, 0):
-        engine.check_dice(dice)
+    if crawford and (cube_value > 1 or was_doubled):
+        raise ValueError("FIBS board: no double in the Crawford game, yet the cube was turned")
+    if (dice[0] == 0) != (dice[1] == 0):
+        raise ValueError(f"FIBS board: one die rolled and not the other ({dice[0]}, {dice[1]})")
     context = GameContext(
         cube_value=cube_value,
         cube_owner=owner,  # type: ignore[arg-type]
@@ -244,12 +288,12 @@ def _read_options(words: list[str], options: Options, *, evaluation: bool = Fals
         elif word == "resignation":
             value = int(_number(words, word))
             if value not in (0, *RESIGNATIONS):
-                raise ValueError(f"resignation must be 0, 1, 2 or 3, got {value}")
+                raise ValueError(f"resignation must be 0, 1, 2 or 3, got {quote(str(value))}")
             changes["resignation"] = value
         elif evaluation and word == "plies":
             plies = int(_number(words, word))
             if plies not in (0, 1, 2):
-                raise ValueError(f"plies must be 0, 1 or 2, got {plies}")
+                raise ValueError(f"plies must be 0, 1 or 2, got {quote(str(plies))}")
             changes["plies"] = plies
         elif evaluation and word == "cube":
             changes["cubeful"] = _boolean(words, word)
@@ -262,7 +306,7 @@ def _read_options(words: list[str], options: Options, *, evaluation: bool = Fals
             if words and words[0].lower() in _BOOLEANS:
                 words.pop(0)  # the agent's search is deterministic and prunes by its filters
         else:
-            raise ValueError(f"syntax error, unexpected {word!r}")
+            raise ValueError(f"syntax error, unexpected {quote(word)}")
     return replace(options, **changes)
 
 
@@ -283,9 +327,22 @@ class Session:
         #: Whether to answer ``resign ...`` when the agent gives up (see the module notes).
         self.resign = resign
         self.debug = False
+        #: The last resignation offered: (the position and cube, the value). The same board
+        #: asked again means the offer was declined (gnubg then asks the same side again).
+        self._offered: tuple[bytes, int] | None = None
 
     def respond(self, line: str) -> str | None:
-        """The answer (lines without the final newline) to one line; None for ``exit``."""
+        """The answer (lines without the final newline) to one line; None for ``exit``.
+
+        Anything that goes wrong with a line is an ``Error: ...`` answer to that line; the
+        session goes on."""
+        try:
+            return self._respond(line)
+        except Exception as exc:  # a bug must not end the client's session: say so, go on
+            log.exception("internal error on %s", quote(line))
+            return f"Error: internal error ({type(exc).__name__}) on {quote(line.strip())}"
+
+    def _respond(self, line: str) -> str | None:
         words = line.split()
         if not words:
             return "Error: no command given"
@@ -317,7 +374,7 @@ class Session:
                 return self._with_debug(fb, options, self._evaluation(fb, options))
         except ValueError as exc:
             return f"Error: {exc}"
-        return f"Error: syntax error, unexpected {words[0]!r}"
+        return f"Error: syntax error, unexpected {quote(words[0])}"
 
     def _set(self, words: list[str]) -> str:
         name = words[0].lower() if words else ""
@@ -327,7 +384,7 @@ class Session:
         if name == "interface" and len(words) == 2 and words[1].lower() in ("new", "old"):
             # gnubg records the choice but answers the same either way.
             return f"New interface {'ON' if words[1].lower() == 'new' else 'OFF'}"
-        return f"Error: set option '{name}' not supported"
+        return f"Error: set option {quote(name)} not supported"
 
     def _read(self, board: str, rest: list[str], *, evaluation: bool):
         options = _read_options(rest, self.defaults, evaluation=evaluation)
@@ -353,7 +410,7 @@ class Session:
             accepted = agent.accept_resignation(accepter, fb.context.flip(), options.resignation)
             return "accept" if accepted else "reject"
         if self.resign:
-            offer = agent.resign_offer(position, fb.context)
+            offer = self._resign_offer(fb)
             if offer:
                 return f"resign {RESIGNATIONS[offer]}"
         if fb.dice[0]:
@@ -363,6 +420,19 @@ class Session:
         if fb.context.may_double() and agent.double_decision(position, fb.context):
             return "double"
         return "roll"
+
+    def _resign_offer(self, fb: FibsBoard) -> int:
+        """The resignation to offer, if any. gnubg refuses an offer no bigger than one its
+        player declined until a move has been made (``CommandResign``: "has already
+        declined your offer"), so an offer is not repeated on the board it was declined
+        on; a bigger one may still be made."""
+        key = fb.board.tobytes() + repr(fb.context).encode()
+        offer = self.agent.resign_offer(engine.Position(fb.board), fb.context)
+        if self._offered and self._offered[0] == key and offer <= self._offered[1]:
+            return 0
+        if offer:
+            self._offered = (key, offer)
+        return offer
 
     def _evaluation(self, fb: FibsBoard, options: Options) -> str:
         ctx = fb.context
@@ -435,12 +505,37 @@ class _Handler(socketserver.StreamRequestHandler):
     server: Server
 
     def handle(self) -> None:
+        host, port = self.client_address[:2]
+        peer = f"{host}:{port}"
+        log.info("connection from %s", peer)
         session = Session(self.server.agent, **self.server.settings)
-        for raw in self.rfile:
-            line = raw.decode("utf-8", "replace")
-            with self.server.lock:
-                reply = session.respond(line)
-            if reply is None:
-                return
-            self.wfile.write((reply + "\n").encode())
-            self.wfile.flush()
+        lines = 0
+        try:
+            while True:
+                raw = self.rfile.readline(MAX_LINE + 1)
+                if not raw:
+                    break
+                if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                    while (more := self.rfile.readline(MAX_LINE)) and not more.endswith(b"\n"):
+                        pass  # skip the rest of an over-long line
+                    reply: str | None = f"Error: line longer than {MAX_LINE} bytes"
+                else:
+                    # gnubg ends each request with a newline and a NUL byte, which then
+                    # starts the next line: NULs are not part of any command.
+                    line = raw.replace(b"\0", b"").decode("utf-8", "replace")
+                    if not raw.endswith(b"\n") and not line.strip():
+                        break  # the client's last NUL, or trailing blanks, before it closed
+                    lines += 1
+                    with self.server.lock:
+                        reply = session.respond(line)
+                    log.debug("%s: %s -> %s", peer, quote(line.strip(), 200), quote(str(reply)))
+                    if reply is None:
+                        break
+                if reply.startswith("Error"):
+                    log.warning("%s: %s (line %d)", peer, reply, lines)
+                self.wfile.write((reply + "\n").encode())
+                self.wfile.flush()
+        except (ConnectionError, TimeoutError) as exc:
+            log.info("connection from %s lost: %s", peer, exc)
+        finally:
+            log.info("connection from %s closed after %d lines", peer, lines)
