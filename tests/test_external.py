@@ -192,8 +192,8 @@ def test_cube_answers_follow_the_analysis(agent: TDAgent) -> None:
         decision = analysis.cube_decision(p, board, ctx)
         reply = answer(agent, fibs_board(board))
         assert reply == ("double" if decision.double else "roll")
-        # Row 1 doubles; the opponent, on turn to answer, is "You" in the line.
-        take = answer(agent, fibs_board(board[::-1], doubled=True))
+        # Row 1 doubles and keeps the turn; its opponent answers.
+        take = answer(agent, fibs_board(board, doubled=True))
         assert take == ("take" if decision.take else "drop")
         answers.update((reply, take))
     assert {"roll", "take"} <= answers

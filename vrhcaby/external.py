@@ -31,12 +31,17 @@ money), both scores, 26 board fields (positive X, negative O; direction -1 moves
 to 1 with the bar at 25), turn (1 X, -1 O), both pairs of dice, the cube, the two may-double
 flags, was-doubled, colour, direction, home, bar, men off and on the bar, can-move,
 forced-move, and the non-Crawford and post-Crawford flags gnubg reads for the Crawford
-game. As in gnubg, the side on turn is the one analysed, whichever the "You" player is.
+game. As in gnubg, the side on turn is the one analysed, whichever the "You" player is;
+with a double pending the turn stays with the doubler (as gnubg writes the board when it
+drives an external player). gnubg ends each request with a newline and a NUL byte; NULs
+are dropped.
 """
 
 from __future__ import annotations
 
 import logging
+import select
+import socket
 import socketserver
 import threading
 from dataclasses import dataclass, replace
@@ -117,8 +122,15 @@ _RANGES = (
 )
 
 
-def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = True) -> FibsBoard:
-    """Read a ``board:...`` line; ValueError (one line) if it is malformed."""
+def parse_fibs_board(
+    line: str, *, jacoby: bool = False, crawford_rule: bool = True, gnubg_scores: bool = False
+) -> FibsBoard:
+    """Read a ``board:...`` line; ValueError (one line) if it is malformed.
+
+    `gnubg_scores`: the line comes from gnubg driving an external player. gnubg 1.07
+    (play.c, ``ComputerTurn``) writes the name and score of player ``fTurn ^ fMove`` as
+    "You"'s while the board's "You" is always player 1, so without a double pending the two
+    scores belong to the other sides (the test that drives gnubg checks this)."""
     f = line.strip().split(":")
     if f[0] != "board" or len(f) != FIELDS:
         raise ValueError(f"a FIBS board state has {FIELDS} ':'-separated fields, got {len(f)}")
@@ -149,11 +161,14 @@ def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = T
     engine.validate_board(board)
     if not (was_doubled or may_double or opp_may_double):
         was_doubled = 1  # FIBS clears both flags while a double is pending (as gnubg reads it)
-    # The side analysed: the side on turn; with a double pending the turn is the answering
-    # side's (as gnubg's ProcessFIBSBoardInfo reads it), so the doubler, the other one.
-    player_analysed = (turn == colour) != bool(was_doubled)
+    # The side analysed: the side on turn, which with a double pending is the doubler (the
+    # turn stays with it while the opponent answers: gnubg 1.07 writes the board so when
+    # it asks an external player to take, and the test driving gnubg checks it).
+    player_analysed = turn == colour
     if not dice[0]:
         dice = opp_dice
+    if gnubg_scores and not was_doubled:
+        score, opp_score = opp_score, score
     if not player_analysed:
         board = board[::-1].copy()
         score, opp_score = opp_score, score
@@ -204,8 +219,8 @@ def fibs_board(
     names: tuple[str, str] = ("You", "Opponent"),
 ) -> str:
     """The board-state line gnubg's ``FIBSBoard`` writes, the side on turn (row 1) as X,
-    "You", moving from 24 to 1. With `doubled`, row 1 is the side that must answer the
-    double and both may-double flags are cleared, as on FIBS."""
+    "You", moving from 24 to 1. With `doubled`, row 1 has doubled (still on turn) and
+    its opponent must answer; both may-double flags are cleared."""
     b = np.asarray(board)
     cells = [-int(b[0, 24])]
     for i in range(24):
@@ -330,6 +345,9 @@ class Session:
         #: The last resignation offered: (the position and cube, the value). The same board
         #: asked again means the offer was declined (gnubg then asks the same side again).
         self._offered: tuple[bytes, int] | None = None
+        #: The client is gnubg driving an external player (it ends each request with a
+        #: NUL byte): its boards carry the scores as `parse_fibs_board` says.
+        self.gnubg_client = False
 
     def respond(self, line: str) -> str | None:
         """The answer (lines without the final newline) to one line; None for ``exit``.
@@ -390,7 +408,10 @@ class Session:
         options = _read_options(rest, self.defaults, evaluation=evaluation)
         try:
             fb = parse_fibs_board(
-                "board:" + board[6:], jacoby=options.jacoby, crawford_rule=options.crawford_rule
+                "board:" + board[6:],
+                jacoby=options.jacoby,
+                crawford_rule=options.crawford_rule,
+                gnubg_scores=self.gnubg_client,
             )
         except ValueError as exc:
             raise ValueError(f"badly formed board ({exc})") from None
@@ -503,6 +524,15 @@ class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
 
 class _Handler(socketserver.StreamRequestHandler):
     server: Server
+    #: Unbuffered, so that a NUL byte right after a line (gnubg's mark) is seen at once.
+    rbufsize = 0
+
+    def _nul_waits(self) -> bool:
+        """Whether a NUL byte is already waiting on the socket (gnubg writes one with each
+        request, in the same write as its newline)."""
+        if not select.select([self.connection], [], [], 0)[0]:
+            return False
+        return self.connection.recv(1, socket.MSG_PEEK) == b"\0"
 
     def handle(self) -> None:
         host, port = self.client_address[:2]
@@ -522,6 +552,8 @@ class _Handler(socketserver.StreamRequestHandler):
                 else:
                     # gnubg ends each request with a newline and a NUL byte, which then
                     # starts the next line: NULs are not part of any command.
+                    if b"\0" in raw or (not lines and self._nul_waits()):
+                        session.gnubg_client = True
                     line = raw.replace(b"\0", b"").decode("utf-8", "replace")
                     if not raw.endswith(b"\n") and not line.strip():
                         break  # the client's last NUL, or trailing blanks, before it closed
