@@ -548,6 +548,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
                     while (more := self.rfile.readline(MAX_LINE)) and not more.endswith(b"\n"):
                         pass  # skip the rest of an over-long line
+                    lines += 1
                     reply: str | None = f"Error: line longer than {MAX_LINE} bytes"
                 else:
                     # gnubg ends each request with a newline and a NUL byte, which then
