@@ -22,7 +22,7 @@ from vrhcaby import matchfile
 from vrhcaby.commands import add_jobs_argument, add_ray_arguments
 from vrhcaby.plot import heatmap_svg
 from vrhcaby.stats import bradley_terry_elo
-from vrhcaby.tournament import PairResult, Settings, check_agents, play_pair
+from vrhcaby.tournament import PairResult, Settings, check_agents, cubeless_agents, play_pair
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +85,8 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError("a tournament needs at least two agents")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if args.match_to < 0:
@@ -133,6 +135,13 @@ def run(args: argparse.Namespace) -> int:
         from vrhcaby.distributed import connect
 
         connect(args.address)
+    cubeless = cubeless_agents(agents)
+    if cubeless and args.cube and len(cubeless) < len(agents):  # someone uses the cube
+        print(
+            f"warning: {', '.join(cubeless)} play without a cube (never double, always "
+            "take): cube results against them flatter their opponents",
+            file=sys.stderr,
+        )
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "games.jsonl").unlink(missing_ok=True)
@@ -160,7 +169,11 @@ def run(args: argparse.Namespace) -> int:
         if pair.interrupted:
             print("interrupted: results so far", file=sys.stderr)
             break
-    result: dict = {"pairs": [p.to_json() for p in pairs]}
+    result: dict = {
+        "cube": args.cube,
+        "cubeless_agents": cubeless,
+        "pairs": [p.to_json() for p in pairs],
+    }
     table = round_robin(len(agents), pairs)
     if len(agents) >= 3 and not pairs[-1].interrupted:
         wins = np.zeros((len(agents), len(agents)))
@@ -198,6 +211,10 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     mode = "mirrored pairs (each the mean of two games with the same dice, seats swapped)"
     print(f"ppg: A's points per game; interval over {mode if args.mirror else 'games'}")
+    if not args.cube:
+        print("cube: off for every agent")
+    elif cubeless:
+        print(f"without a cube (never double, always take): {', '.join(cubeless)}")
     if len(agents) >= 3:
         names = [a[:10] for a in args.agents]
         print(
