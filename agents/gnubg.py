@@ -84,8 +84,14 @@ class GnubgAgent(CubelessAgent):
         return play_reaching(position, dice, self.choose_board(position.board, dice))
 
     def before_roll(self, board: np.ndarray) -> np.ndarray:
-        """gnubg's five probabilities for the side on roll (row 1) before its roll."""
-        return np.asarray(self._nn.probabilities(board.tolist(), self.plies), dtype=np.float64)
+        """gnubg's five probabilities for the side on roll (row 1) before its roll (the
+        last board's are kept: the runner asks for a resignation, then for a double)."""
+        key = np.asarray(board, dtype=np.int8).tobytes()
+        last = self.__dict__.get("_last")
+        if last is None or last[0] != key:
+            p = self._nn.probabilities(np.asarray(board).tolist(), self.plies)
+            last = self._last = (key, np.asarray(p, dtype=np.float64))
+        return last[1]
 
     def _decision(self, board: np.ndarray, context: GameContext):
         """gnubg's cube decision for the side on roll of `board` in its `context`."""
