@@ -258,20 +258,25 @@ def test_command_line_server(small_net: Path) -> None:
         [sys.executable, "-c", code, "external", "--port", "0", "--agent", f"td:{small_net}"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     try:
         first = proc.stdout.readline() if proc.stdout else ""
         port = int(first.rsplit(":", 1)[1].split()[0])
         start = fibs_board(engine.Position.start().board, dice=(3, 1))
-        reply, version = _exchange(port, [start, "version"])
+        reply, version, error = _exchange(port, [start, "version", "frobnicate"])
         played = _apply(engine.Position.start().board, _parse_plain(reply))
         legal = engine.legal_plays(engine.Position.start(), (3, 1))
         assert any(np.array_equal(played, p.position.board) for p in legal)
         assert version.startswith("Interface:")
+        assert error.startswith("Error: syntax error")
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        _, log = proc.communicate(timeout=30)
+    # Each connection and each error line is logged on stderr.
+    assert "connection from 127.0.0.1" in log and "closed after 4 lines" in log, log
+    assert "WARNING" in log and "Error: syntax error, unexpected 'frobnicate'" in log, log
 
 
 # --- resignations, evaluations and the other commands -----------------------------------
