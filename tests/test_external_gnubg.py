@@ -330,3 +330,14 @@ def test_gnubg_drives_a_match_and_a_money_session(agent, tmp_path, monkeypatch) 
     assert tally.plays > 100
     assert min(tally.doubles) >= 1 and min(tally.takes) >= 1 and min(tally.drops) >= 1
     assert tally.resigns_declined >= 1 and tally.resigns_accepted >= 1, tally
+
+
+def test_a_missing_gnubg_fails_under_ci_and_is_skipped_elsewhere(monkeypatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="missing under CI"):
+        gnubg_program()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        gnubg_program()
