@@ -553,7 +553,7 @@ def test_hostile_lines_keep_the_connection(agent, caplog) -> None:
     answered, and the server logs the connection and every error line."""
     start = fibs_board(engine.Position.start().board, dice=(3, 1))
     lines = [_with_field(start, 10, v) for v in ("300", "-300", str(10**20))]
-    lines += [_with_field(start, 4, "-1"), "z" * 200_000, "\x00\x00", start]
+    lines += [_with_field(start, 4, "-1"), "z" * 1_000_000, "\x00\x00", start]
     server, thread = _serving(agent)
     try:
         with caplog.at_level(logging.INFO, logger="vrhcaby.external"):

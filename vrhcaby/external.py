@@ -534,6 +534,14 @@ class _Handler(socketserver.StreamRequestHandler):
             return False
         return self.connection.recv(1, socket.MSG_PEEK) == b"\0"
 
+    def _skip_line(self) -> None:
+        """Read past the rest of the current line (in blocks, keeping what follows it)."""
+        while chunk := self.connection.recv(MAX_LINE, socket.MSG_PEEK):
+            end = chunk.find(b"\n")
+            self.connection.recv(len(chunk) if end < 0 else end + 1)
+            if end >= 0:
+                return
+
     def handle(self) -> None:
         host, port = self.client_address[:2]
         peer = f"{host}:{port}"
@@ -546,8 +554,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 if not raw:
                     break
                 if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-                    while (more := self.rfile.readline(MAX_LINE)) and not more.endswith(b"\n"):
-                        pass  # skip the rest of an over-long line
+                    self._skip_line()
                     lines += 1
                     reply: str | None = f"Error: line longer than {MAX_LINE} bytes"
                 else:
