@@ -1,8 +1,18 @@
 """GNU Backgammon as an opponent, through the `gnubg-nn` package (spec `gnubg[?plies=N]`).
 
-Plays GNU Backgammon's best move at the given ply (0 = its neural net alone), cubeless.
+Plays GNU Backgammon's best move at the given ply (0 = its neural net alone), and makes
+GNU Backgammon's cube decisions: double or not, take or pass, in money and match play.
 `gnubg_nn` takes boards in the same layout as the engine (row 1 on roll), and answers
 with the steps of its move from the mover's view (25 the bar, 0 off).
+
+The cube decisions are gnubg's own formula (``GeneralCubeDecision`` at 0-ply: Janowski's
+cubeful equities from its cubeless probabilities with eval.c's cube efficiencies, and the
+Kazaross-XG2 match equity table gnubg 1.07 uses), applied to gnubg's probabilities before
+the roll at `plies` (`vrhcaby.analysis.cube_decision`). At 0-ply they are gnubg's cube
+analysis (the tests compare them with Debian's gnubg ``hint``); at more plies gnubg
+searches the cube cubefully, which this does not, so they are close to gnubg's, not the
+same. The checker play stays gnubg's cubeless best move. Resignations: it offers and
+accepts them by gnubg's cubeless rule (`vrhcaby.analysis`), as the td agent does.
 """
 
 from __future__ import annotations
@@ -10,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 import engine
-from agents.base import CubelessAgent, play_reaching
+from agents.base import CubelessAgent, GameContext, play_reaching
+from vrhcaby import analysis
+from vrhcaby.cube import GNUBG_EFFICIENCY
 
 INSTALL_HINT = "pip install gnubg-nn  (or: pip install 'vrhcaby[gnubg]')"
 
@@ -38,7 +50,9 @@ def apply_steps(board: np.ndarray, steps) -> np.ndarray:
 
 
 class GnubgAgent(CubelessAgent):
-    """GNU Backgammon's checker play at `plies` (cubeless money)."""
+    """GNU Backgammon's checker play and cube decisions at `plies`."""
+
+    cube_aware = True
 
     def __init__(self, plies: int = 0) -> None:
         if not 0 <= plies <= 4:
@@ -68,3 +82,38 @@ class GnubgAgent(CubelessAgent):
 
     def choose_play(self, position: engine.Position, dice: tuple[int, int]) -> engine.Play:
         return play_reaching(position, dice, self.choose_board(position.board, dice))
+
+    def before_roll(self, board: np.ndarray) -> np.ndarray:
+        """gnubg's five probabilities for the side on roll (row 1) before its roll (the
+        last board's are kept: the runner asks for a resignation, then for a double)."""
+        key = np.asarray(board, dtype=np.int8).tobytes()
+        last = self.__dict__.get("_last")
+        if last is None or last[0] != key:
+            p = self._nn.probabilities(np.asarray(board).tolist(), self.plies)
+            last = self._last = (key, np.asarray(p, dtype=np.float64))
+        return last[1]
+
+    def _decision(self, board: np.ndarray, context: GameContext):
+        """gnubg's cube decision for the side on roll of `board` in its `context`."""
+        return analysis.cube_decision(
+            self.before_roll(board), board, context, params=GNUBG_EFFICIENCY
+        )
+
+    def double_decision(self, position: engine.Position, context: GameContext) -> bool:
+        if not context.may_double():
+            return False
+        return self._decision(position.board, context).double
+
+    def take_decision(self, position: engine.Position, context: GameContext) -> bool:
+        """Doubled by the side in row 0: take unless gnubg's analysis says pass."""
+        return self._decision(position.board[::-1], context.flip()).take
+
+    def resign_offer(self, position: engine.Position, context: GameContext) -> int:
+        return analysis.resignation_offer(self.before_roll(position.board), context)
+
+    def accept_resignation(
+        self, position: engine.Position, context: GameContext, value: int
+    ) -> bool:
+        """Offered `value` by the opponent, in row 0 and on roll (as the runner asks)."""
+        resigner = position.board[::-1]
+        return analysis.accept_resignation(self.before_roll(resigner), value, context.flip())

@@ -3,9 +3,15 @@
 # tools; ray: the Ray backend).
 # torch 2.13.0 is installed first (a CPU wheel where one lies on local disk) so the
 # project's torch range is already met and pip never pulls a multi-GB CUDA build.
+# As root (CI), GNU Backgammon's command line (Debian's gnubg) is installed when missing:
+# the test that lets gnubg drive `vrhcaby external` runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="${1:-}"
+if [ "$(id -u)" = 0 ] && ! command -v gnubg >/dev/null && [ ! -x /usr/games/gnubg ] \
+    && command -v apt-get >/dev/null; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnubg
+fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/pip install -q torch==2.13.0
 if [ -n "$extra" ]; then

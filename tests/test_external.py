@@ -23,6 +23,7 @@ them:
 
 from __future__ import annotations
 
+import logging
 import socket
 import subprocess
 import sys
@@ -192,8 +193,8 @@ def test_cube_answers_follow_the_analysis(agent: TDAgent) -> None:
         decision = analysis.cube_decision(p, board, ctx)
         reply = answer(agent, fibs_board(board))
         assert reply == ("double" if decision.double else "roll")
-        # Row 1 doubles; the opponent, on turn to answer, is "You" in the line.
-        take = answer(agent, fibs_board(board[::-1], doubled=True))
+        # Row 1 doubles and keeps the turn; its opponent answers.
+        take = answer(agent, fibs_board(board, doubled=True))
         assert take == ("take" if decision.take else "drop")
         answers.update((reply, take))
     assert {"roll", "take"} <= answers
@@ -257,20 +258,25 @@ def test_command_line_server(small_net: Path) -> None:
         [sys.executable, "-c", code, "external", "--port", "0", "--agent", f"td:{small_net}"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     try:
         first = proc.stdout.readline() if proc.stdout else ""
         port = int(first.rsplit(":", 1)[1].split()[0])
         start = fibs_board(engine.Position.start().board, dice=(3, 1))
-        reply, version = _exchange(port, [start, "version"])
+        reply, version, error = _exchange(port, [start, "version", "frobnicate"])
         played = _apply(engine.Position.start().board, _parse_plain(reply))
         legal = engine.legal_plays(engine.Position.start(), (3, 1))
         assert any(np.array_equal(played, p.position.board) for p in legal)
         assert version.startswith("Interface:")
+        assert error.startswith("Error: syntax error")
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        _, log = proc.communicate(timeout=30)
+    # Each connection and each error line is logged on stderr.
+    assert "connection from 127.0.0.1" in log and "closed after 4 lines" in log, log
+    assert "WARNING" in log and "Error: syntax error, unexpected 'frobnicate'" in log, log
 
 
 # --- resignations, evaluations and the other commands -----------------------------------
@@ -449,3 +455,189 @@ def test_session_commands(agent) -> None:
     assert session.respond("set debug off") == "Debug output OFF"
     assert session.respond(line) == quiet
     assert session.respond("exit") is None and session.respond("QUIT") is None
+
+
+# --- hostile lines ------------------------------------------------------------------------
+
+
+def _with_field(line: str, index: int, value: str) -> str:
+    fields = line.split(":")
+    fields[index] = value
+    return ":".join(fields)
+
+
+HOSTILE = [
+    # (field index, value, what the error names)
+    (10, "300", "board field"),
+    (10, "-300", "board field"),
+    (10, str(10**20), "board field"),
+    (6, "-200", "board field"),  # the opponent's bar (direction -1)
+    (31, "-200", "board field"),  # our bar
+    (4, "-1", "the score"),
+    (5, "-3", "the opponent's score"),
+    (3, "-7", "the match length"),
+    (33, "9", "a die"),
+    (37, "3", "power of two"),
+    (37, str(2**40), "the cube"),
+    (41, "0", "colour"),
+    (38, "2", "may double"),
+]
+
+
+@pytest.mark.parametrize(("index", "value", "named"), HOSTILE)
+def test_out_of_range_fields_get_one_error_line(agent, index, value, named) -> None:
+    line = _with_field(fibs_board(engine.Position.start().board, match_to=7), index, value)
+    reply = answer(agent, line)
+    assert reply.startswith("Error: badly formed board") and named in reply, reply
+    assert "\n" not in reply and len(reply) < 200
+
+
+def test_impossible_states_are_refused(agent) -> None:
+    start = engine.Position.start().board
+    crawford = fibs_board(start, match_to=5, score=(4, 2), crawford=True, cube_value=2)
+    assert "Crawford" in answer(agent, crawford)
+    one_die = fibs_board(start, dice=(3, 0))
+    assert "one die" in answer(agent, one_die)
+    long = fibs_board(start, match_to=99)
+    assert "at most 25 points" in answer(agent, long)
+    sixteen = start.copy()
+    sixteen[1, 5] += 1
+    line = _with_field(fibs_board(sixteen), 45, "0")  # men off: -1 is refused first
+    assert "16 checkers" in answer(agent, line)
+
+
+def test_errors_quote_a_short_prefix(agent) -> None:
+    garbage = "x" * 1_000_000
+    for line in (garbage, "board:" + garbage, "set " + garbage, "set debug " + garbage):
+        reply = answer(agent, line)
+        assert reply.startswith("Error") and len(reply) < 200, reply[:300]
+    field = _with_field(fibs_board(engine.Position.start().board), 10, "9" * 5000)
+    reply = answer(agent, field)
+    assert reply.startswith("Error") and "…" in reply and len(reply) < 200
+
+
+class Broken:
+    """An agent whose every answer fails in a way no input check foresees."""
+
+    name = "broken"
+
+    def before_roll(self, boards):
+        raise ZeroDivisionError("weights are NaN")
+
+    def resign_offer(self, position, context):
+        raise ZeroDivisionError("weights are NaN")
+
+    def double_decision(self, position, context):
+        raise ZeroDivisionError("weights are NaN")
+
+    def choose_play(self, position, dice, context):
+        raise ZeroDivisionError("weights are NaN")
+
+
+def _raw_exchange(port: int, payload: bytes, replies: int) -> list[bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(payload)
+        f = conn.makefile("rb")
+        return [f.readline() for _ in range(replies)]
+
+
+def _serving(agent, **settings):
+    server = Server(agent, ("127.0.0.1", 0), **settings)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def test_hostile_lines_keep_the_connection(agent, caplog) -> None:
+    """Over the socket: each hostile line gets one ``Error:`` line, the next line is still
+    answered, and the server logs the connection and every error line."""
+    start = fibs_board(engine.Position.start().board, dice=(3, 1))
+    lines = [_with_field(start, 10, v) for v in ("300", "-300", str(10**20))]
+    lines += [_with_field(start, 4, "-1"), "z" * 1_000_000, "\x00\x00", start]
+    server, thread = _serving(agent)
+    try:
+        with caplog.at_level(logging.INFO, logger="vrhcaby.external"):
+            payload = "".join(line + "\n" for line in lines).encode() + b"x" * 70_000 + b"\n"
+            replies = _raw_exchange(server.port, payload + (start + "\n").encode(), 9)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert all(r.endswith(b"\n") for r in replies)
+    assert all(r.startswith(b"Error: ") for r in replies[:5])
+    assert all(len(r) < 200 for r in replies)
+    assert replies[5] == b"Error: no command given\n"  # NULs are no command
+    assert replies[6] == replies[8] == (answer(agent, start) + "\n").encode()
+    assert replies[7].startswith(b"Error: line longer than")
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("connection from 127.0.0.1") for m in messages)
+    assert sum("Error: " in m for m in messages) == 7
+
+
+def test_gnubgs_nul_bytes_and_an_internal_error(agent) -> None:
+    """gnubg writes each request as ``line\\n\\0``; an agent that fails answers ``Error:``
+    and the session goes on."""
+    start = fibs_board(engine.Position.start().board, dice=(3, 1))
+    server, thread = _serving(agent)
+    try:
+        payload = (start + "\n\0").encode() * 2 + b"version\n\0"
+        replies = _raw_exchange(server.port, payload, 6)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert replies[0] == replies[1] == (answer(agent, start) + "\n").encode()
+    assert replies[2] == b"Interface: 2\n"
+    session = Session(Broken())
+    reply = session.respond(start)
+    assert reply.startswith("Error: internal error (ZeroDivisionError)")
+    assert session.respond("version").startswith("Interface: 2")
+
+
+def test_gnubg_scores_are_read_the_other_way_round(agent) -> None:
+    """As gnubg 1.07 writes them when it drives an external player (the gnubg-driven test
+    checks it against gnubg's own record): the two scores swapped, unless doubled."""
+    board = random_boards(1, seed=21)[0]
+    line = fibs_board(board, dice=(4, 2), match_to=7, score=(1, 3))
+    session = Session(agent)
+    session.respond("set debug on")
+    assert "DBG: Score: 1-3/7, Roll: 42" in session.respond(line)
+    session.gnubg_client = True
+    assert "DBG: Score: 3-1/7, Roll: 42" in session.respond(line)
+    doubled = fibs_board(board, match_to=7, score=(1, 3), doubled=True)
+    assert "DBG: Score: 1-3/7, Roll: 00" in session.respond(doubled)
+
+
+def test_seeded_mutations_of_board_lines(agent) -> None:
+    """2,000 board lines with a field replaced, dropped, repeated or garbled: every answer
+    is one short line and never an internal error (no exception escapes the checks); a
+    line with a field missing or repeated is refused for its field count."""
+    rng = np.random.default_rng(22)
+    boards = random_boards(20, seed=23)
+    values = ["0", "1", "-1", "15", "16", "-16", "25", "9999", "-9999", str(10**20), "", "x",
+              "1.5", "٣", "0x10", " 3", "+2", "１", "6", "7", "64", "4096", "8192"]  # fmt: skip
+    session = Session(agent)
+    errors = 0
+    for _ in range(2000):
+        board = boards[rng.integers(len(boards))]
+        line = fibs_board(board, dice=tuple(int(d) for d in rng.integers(1, 7, 2)), match_to=7)
+        fields = line.split(":")
+        kind = rng.integers(4)
+        if kind == 0:
+            fields[rng.integers(3, len(fields))] = values[rng.integers(len(values))]
+        elif kind == 1:
+            del fields[rng.integers(1, len(fields))]
+        elif kind == 2:
+            i = rng.integers(1, len(fields))
+            fields.insert(i, fields[i])
+        else:
+            i = rng.integers(3, len(fields))
+            fields[i] = fields[i] + chr(int(rng.integers(32, 0x2FFF)))
+        text = ":".join(fields)
+        reply = session.respond(text)
+        assert isinstance(reply, str) and "\n" not in reply and len(reply) < 300, reply
+        assert not reply.startswith("Error: internal error"), (text, reply)
+        errors += reply.startswith("Error")
+        if kind in (1, 2):
+            assert reply.startswith("Error: badly formed board (a FIBS board state has")
+    assert 500 < errors < 2000

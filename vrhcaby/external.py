@@ -31,11 +31,17 @@ money), both scores, 26 board fields (positive X, negative O; direction -1 moves
 to 1 with the bar at 25), turn (1 X, -1 O), both pairs of dice, the cube, the two may-double
 flags, was-doubled, colour, direction, home, bar, men off and on the bar, can-move,
 forced-move, and the non-Crawford and post-Crawford flags gnubg reads for the Crawford
-game. As in gnubg, the side on turn is the one analysed, whichever the "You" player is.
+game. As in gnubg, the side on turn is the one analysed, whichever the "You" player is;
+with a double pending the turn stays with the doubler (as gnubg writes the board when it
+drives an external player). gnubg ends each request with a newline and a NUL byte; NULs
+are dropped.
 """
 
 from __future__ import annotations
 
+import logging
+import select
+import socket
 import socketserver
 import threading
 from dataclasses import dataclass, replace
@@ -45,6 +51,7 @@ import numpy as np
 import engine
 from agents.base import GameContext
 from vrhcaby import analysis
+from vrhcaby.met import KAZAROSS_XG2
 
 __all__ = [
     "FibsBoard",
@@ -76,19 +83,61 @@ class FibsBoard:
     doubled: bool
 
 
-def _int(field: str, name: str) -> int:
+#: How much of a client's text an error message quotes.
+QUOTE = 60
+#: The longest line read; a longer one is skipped to its end and answered with an error.
+MAX_LINE = 65536
+#: gnubg's MAXSCORE (longer matches are read as this long, as gnubg does) and MAX_CUBE.
+MAX_MATCH, MAX_CUBE = 64, 4096
+log = logging.getLogger(__name__)
+
+
+def quote(text: str, limit: int = QUOTE) -> str:
+    """`text` quoted for an error line: at most `limit` characters, then "…"."""
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
+
+
+def _int(field: str, name: str, lo: int, hi: int) -> int:
+    """A board field as an int in lo..hi; ValueError naming the field otherwise."""
     try:
-        return int(field)
+        value = int(field)
     except ValueError:
-        raise ValueError(f"FIBS board: {name} is not a number: {field!r}") from None
+        raise ValueError(f"FIBS board: {name} is not a number: {quote(field)}") from None
+    if not lo <= value <= hi:
+        raise ValueError(f"FIBS board: {name} must be {lo}..{hi}, got {quote(field)}")
+    return value
 
 
-def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = True) -> FibsBoard:
-    """Read a ``board:...`` line; ValueError (one line) if it is malformed."""
+# Each field after the names: (what it is, the range gnubg's FIBS boards can hold).
+_RANGES = (
+    [("the match length", 0, 9999), ("the score", 0, 9999), ("the opponent's score", 0, 9999)]
+    + [(f"board field {k}", -15, 15) for k in range(26)]
+    + [("the turn", -1, 1)]
+    + [("a die", 0, 6)] * 4
+    + [("the cube", 1, MAX_CUBE), ("may double", 0, 1), ("may double", 0, 1)]
+    + [("was doubled", -1, 1), ("the colour", -1, 1), ("the direction", -1, 1)]
+    + [("the home", 0, 25), ("the bar", 0, 25), ("men off", 0, 15), ("men off", 0, 15)]
+    + [("men on the bar", 0, 15), ("men on the bar", 0, 15), ("can move", 0, 4)]
+    + [("forced move", 0, 1), ("non-Crawford", 0, 99), ("post-Crawford", 0, 99)]
+)
+
+
+def parse_fibs_board(
+    line: str, *, jacoby: bool = False, crawford_rule: bool = True, gnubg_scores: bool = False
+) -> FibsBoard:
+    """Read a ``board:...`` line; ValueError (one line) if it is malformed.
+
+    `gnubg_scores`: the line comes from gnubg driving an external player. gnubg 1.07
+    (play.c, ``ComputerTurn``) writes the name and score of player ``fTurn ^ fMove`` as
+    "You"'s while the board's "You" is always player 1, so without a double pending the two
+    scores belong to the other sides (the test that drives gnubg checks this)."""
     f = line.strip().split(":")
     if f[0] != "board" or len(f) != FIELDS:
         raise ValueError(f"a FIBS board state has {FIELDS} ':'-separated fields, got {len(f)}")
-    n = [0, 0, 0] + [_int(x, f"field {i + 1}") for i, x in enumerate(f[3:], start=3)]
+    n = [0, 0, 0] + [
+        _int(x, f"field {i} ({name})", lo, hi)
+        for i, (x, (name, lo, hi)) in enumerate(zip(f[3:], _RANGES, strict=True), start=4)
+    ]
     match_to, score, opp_score = n[3], n[4], n[5]
     cells = n[6:32]
     turn, dice, opp_dice = n[32], (n[33], n[34]), (n[35], n[36])
@@ -112,11 +161,14 @@ def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = T
     engine.validate_board(board)
     if not (was_doubled or may_double or opp_may_double):
         was_doubled = 1  # FIBS clears both flags while a double is pending (as gnubg reads it)
-    # The side analysed: the side on turn; with a double pending the turn is the answering
-    # side's (as gnubg's ProcessFIBSBoardInfo reads it), so the doubler, the other one.
-    player_analysed = (turn == colour) != bool(was_doubled)
+    # The side analysed: the side on turn, which with a double pending is the doubler (the
+    # turn stays with it while the opponent answers: gnubg 1.07 writes the board so when
+    # it asks an external player to take, and the test driving gnubg checks it).
+    player_analysed = turn == colour
     if not dice[0]:
         dice = opp_dice
+    if gnubg_scores and not was_doubled:
+        score, opp_score = opp_score, score
     if not player_analysed:
         board = board[::-1].copy()
         score, opp_score = opp_score, score
@@ -129,12 +181,19 @@ def parse_fibs_board(line: str, *, jacoby: bool = False, crawford_rule: bool = T
         crawford = crawford_rule and not (non_crawford or post_crawford)
     if crawford or was_doubled:
         owner = "centre"
-    if match_to and (max(score, opp_score) >= match_to or match_to < 1):
+    if match_to and max(score, opp_score) >= match_to:
         raise ValueError(f"FIBS board: impossible score {score}-{opp_score} to {match_to}")
-    if cube_value < 1 or cube_value & (cube_value - 1):
+    if match_to > KAZAROSS_XG2.length:
+        raise ValueError(
+            f"FIBS board: matches of at most {KAZAROSS_XG2.length} points are supported "
+            f"(the match equity table's length), got {match_to}"
+        )
+    if cube_value & (cube_value - 1):
         raise ValueError(f"FIBS board: the cube must be a power of two, got {cube_value}")
-    if dice != (0, 0):
-        engine.check_dice(dice)
+    if crawford and (cube_value > 1 or was_doubled):
+        raise ValueError("FIBS board: no double in the Crawford game, yet the cube was turned")
+    if (dice[0] == 0) != (dice[1] == 0):
+        raise ValueError(f"FIBS board: one die rolled and not the other ({dice[0]}, {dice[1]})")
     context = GameContext(
         cube_value=cube_value,
         cube_owner=owner,  # type: ignore[arg-type]
@@ -160,8 +219,8 @@ def fibs_board(
     names: tuple[str, str] = ("You", "Opponent"),
 ) -> str:
     """The board-state line gnubg's ``FIBSBoard`` writes, the side on turn (row 1) as X,
-    "You", moving from 24 to 1. With `doubled`, row 1 is the side that must answer the
-    double and both may-double flags are cleared, as on FIBS."""
+    "You", moving from 24 to 1. With `doubled`, row 1 has doubled (still on turn) and
+    its opponent must answer; both may-double flags are cleared."""
     b = np.asarray(board)
     cells = [-int(b[0, 24])]
     for i in range(24):
@@ -244,12 +303,12 @@ def _read_options(words: list[str], options: Options, *, evaluation: bool = Fals
         elif word == "resignation":
             value = int(_number(words, word))
             if value not in (0, *RESIGNATIONS):
-                raise ValueError(f"resignation must be 0, 1, 2 or 3, got {value}")
+                raise ValueError(f"resignation must be 0, 1, 2 or 3, got {quote(str(value))}")
             changes["resignation"] = value
         elif evaluation and word == "plies":
             plies = int(_number(words, word))
             if plies not in (0, 1, 2):
-                raise ValueError(f"plies must be 0, 1 or 2, got {plies}")
+                raise ValueError(f"plies must be 0, 1 or 2, got {quote(str(plies))}")
             changes["plies"] = plies
         elif evaluation and word == "cube":
             changes["cubeful"] = _boolean(words, word)
@@ -262,7 +321,7 @@ def _read_options(words: list[str], options: Options, *, evaluation: bool = Fals
             if words and words[0].lower() in _BOOLEANS:
                 words.pop(0)  # the agent's search is deterministic and prunes by its filters
         else:
-            raise ValueError(f"syntax error, unexpected {word!r}")
+            raise ValueError(f"syntax error, unexpected {quote(word)}")
     return replace(options, **changes)
 
 
@@ -283,9 +342,25 @@ class Session:
         #: Whether to answer ``resign ...`` when the agent gives up (see the module notes).
         self.resign = resign
         self.debug = False
+        #: The last resignation offered: (the position and cube, the value). The same board
+        #: asked again means the offer was declined (gnubg then asks the same side again).
+        self._offered: tuple[bytes, int] | None = None
+        #: The client is gnubg driving an external player (it ends each request with a
+        #: NUL byte): its boards carry the scores as `parse_fibs_board` says.
+        self.gnubg_client = False
 
     def respond(self, line: str) -> str | None:
-        """The answer (lines without the final newline) to one line; None for ``exit``."""
+        """The answer (lines without the final newline) to one line; None for ``exit``.
+
+        Anything that goes wrong with a line is an ``Error: ...`` answer to that line; the
+        session goes on."""
+        try:
+            return self._respond(line)
+        except Exception as exc:  # a bug must not end the client's session: say so, go on
+            log.exception("internal error on %s", quote(line))
+            return f"Error: internal error ({type(exc).__name__}) on {quote(line.strip())}"
+
+    def _respond(self, line: str) -> str | None:
         words = line.split()
         if not words:
             return "Error: no command given"
@@ -317,7 +392,7 @@ class Session:
                 return self._with_debug(fb, options, self._evaluation(fb, options))
         except ValueError as exc:
             return f"Error: {exc}"
-        return f"Error: syntax error, unexpected {words[0]!r}"
+        return f"Error: syntax error, unexpected {quote(words[0])}"
 
     def _set(self, words: list[str]) -> str:
         name = words[0].lower() if words else ""
@@ -327,13 +402,16 @@ class Session:
         if name == "interface" and len(words) == 2 and words[1].lower() in ("new", "old"):
             # gnubg records the choice but answers the same either way.
             return f"New interface {'ON' if words[1].lower() == 'new' else 'OFF'}"
-        return f"Error: set option '{name}' not supported"
+        return f"Error: set option {quote(name)} not supported"
 
     def _read(self, board: str, rest: list[str], *, evaluation: bool):
         options = _read_options(rest, self.defaults, evaluation=evaluation)
         try:
             fb = parse_fibs_board(
-                "board:" + board[6:], jacoby=options.jacoby, crawford_rule=options.crawford_rule
+                "board:" + board[6:],
+                jacoby=options.jacoby,
+                crawford_rule=options.crawford_rule,
+                gnubg_scores=self.gnubg_client,
             )
         except ValueError as exc:
             raise ValueError(f"badly formed board ({exc})") from None
@@ -353,7 +431,7 @@ class Session:
             accepted = agent.accept_resignation(accepter, fb.context.flip(), options.resignation)
             return "accept" if accepted else "reject"
         if self.resign:
-            offer = agent.resign_offer(position, fb.context)
+            offer = self._resign_offer(fb)
             if offer:
                 return f"resign {RESIGNATIONS[offer]}"
         if fb.dice[0]:
@@ -363,6 +441,19 @@ class Session:
         if fb.context.may_double() and agent.double_decision(position, fb.context):
             return "double"
         return "roll"
+
+    def _resign_offer(self, fb: FibsBoard) -> int:
+        """The resignation to offer, if any. gnubg refuses an offer no bigger than one its
+        player declined until a move has been made (``CommandResign``: "has already
+        declined your offer"), so an offer is not repeated on the board it was declined
+        on; a bigger one may still be made."""
+        key = fb.board.tobytes() + repr(fb.context).encode()
+        offer = self.agent.resign_offer(engine.Position(fb.board), fb.context)
+        if self._offered and self._offered[0] == key and offer <= self._offered[1]:
+            return 0
+        if offer:
+            self._offered = (key, offer)
+        return offer
 
     def _evaluation(self, fb: FibsBoard, options: Options) -> str:
         ctx = fb.context
@@ -433,14 +524,58 @@ class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
 
 class _Handler(socketserver.StreamRequestHandler):
     server: Server
+    #: Unbuffered, so that a NUL byte right after a line (gnubg's mark) is seen at once.
+    rbufsize = 0
+
+    def _nul_waits(self) -> bool:
+        """Whether a NUL byte is already waiting on the socket (gnubg writes one with each
+        request, in the same write as its newline)."""
+        if not select.select([self.connection], [], [], 0)[0]:
+            return False
+        return self.connection.recv(1, socket.MSG_PEEK) == b"\0"
+
+    def _skip_line(self) -> None:
+        """Read past the rest of the current line (in blocks, keeping what follows it)."""
+        while chunk := self.connection.recv(MAX_LINE, socket.MSG_PEEK):
+            end = chunk.find(b"\n")
+            self.connection.recv(len(chunk) if end < 0 else end + 1)
+            if end >= 0:
+                return
 
     def handle(self) -> None:
+        host, port = self.client_address[:2]
+        peer = f"{host}:{port}"
+        log.info("connection from %s", peer)
         session = Session(self.server.agent, **self.server.settings)
-        for raw in self.rfile:
-            line = raw.decode("utf-8", "replace")
-            with self.server.lock:
-                reply = session.respond(line)
-            if reply is None:
-                return
-            self.wfile.write((reply + "\n").encode())
-            self.wfile.flush()
+        lines = 0
+        try:
+            while True:
+                raw = self.rfile.readline(MAX_LINE + 1)
+                if not raw:
+                    break
+                if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                    self._skip_line()
+                    lines += 1
+                    reply: str | None = f"Error: line longer than {MAX_LINE} bytes"
+                else:
+                    # gnubg ends each request with a newline and a NUL byte, which then
+                    # starts the next line: NULs are not part of any command.
+                    if b"\0" in raw or (not lines and self._nul_waits()):
+                        session.gnubg_client = True
+                    line = raw.replace(b"\0", b"").decode("utf-8", "replace")
+                    if not raw.endswith(b"\n") and not line.strip():
+                        break  # the client's last NUL, or trailing blanks, before it closed
+                    lines += 1
+                    with self.server.lock:
+                        reply = session.respond(line)
+                    log.debug("%s: %s -> %s", peer, quote(line.strip(), 200), quote(str(reply)))
+                    if reply is None:
+                        break
+                if reply.startswith("Error"):
+                    log.warning("%s: %s (line %d)", peer, reply, lines)
+                self.wfile.write((reply + "\n").encode())
+                self.wfile.flush()
+        except (ConnectionError, TimeoutError) as exc:
+            log.info("connection from %s lost: %s", peer, exc)
+        finally:
+            log.info("connection from %s closed after %d lines", peer, lines)

@@ -82,6 +82,9 @@ class PairResult:
     match_win_rate: float = math.nan
     match_ci95: tuple[float, float] = (math.nan, math.nan)
     interrupted: bool = False
+    #: The agents of the pair that play without a cube (never double, always take, never
+    #: resign): their cube results say little about the cube play of the other.
+    cubeless: list[str] = field(default_factory=list)
     results: list[GameResult] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
@@ -443,10 +446,21 @@ def run_pair(
     return results, False
 
 
+def cubeless_agents(agents) -> list[str]:
+    """The names of those `agents` that have no cube decisions (see `Agent.cube_aware`)."""
+    return [a.name for a in agents if not getattr(a, "cube_aware", False)]
+
+
 def summarise(
-    a: str, b: str, results: list[GameResult], settings: Settings, interrupted: bool = False
+    a: str,
+    b: str,
+    results: list[GameResult],
+    settings: Settings,
+    interrupted: bool = False,
+    cubeless: list[str] | None = None,
 ) -> PairResult:
-    """Per-pair statistics over complete samples (both mirrored games, or matches, done)."""
+    """Per-pair statistics over complete samples (both mirrored games, or matches, done);
+    `cubeless` names the agents of the pair without cube decisions."""
     copies = 2 if settings.mirrored else 1
     by_sample: dict[int, list[GameResult]] = {}
     for r in results:
@@ -480,6 +494,7 @@ def summarise(
         mirrored=settings.mirrored,
         match_to=settings.match_to,
         interrupted=interrupted,
+        cubeless=list(cubeless or []),
         results=games,
     )
     if settings.match_to:
@@ -548,4 +563,5 @@ def play_pair(
     finally:
         if bar:
             bar.close()
-    return summarise(agent_a.name, agent_b.name, results, settings, interrupted)
+    cubeless = cubeless_agents((agent_a, agent_b))
+    return summarise(agent_a.name, agent_b.name, results, settings, interrupted, cubeless)

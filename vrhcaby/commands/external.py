@@ -5,13 +5,17 @@ board-state lines with a play, ``double``/``roll``, ``take``/``drop``/``beaver``
 ``accept``/``reject`` (an offered resignation), and ``evaluation`` lines with the five
 probabilities and the equity, the way gnubg's ``external`` command does (see
 `vrhcaby.external`), so programs written for that interface can use the bot. Prints the
-address it listens on, then serves until SIGINT or SIGTERM (exit status 130 or 143).
+address it listens on, then serves until SIGINT or SIGTERM (exit status 130 or 143),
+logging each connection and each error line on stderr (with `--verbose`, every request and
+its answer).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
+import sys
 
 from vrhcaby.commands import StopSignals, add_money_rules_arguments, money_rules
 from vrhcaby.commands.hint import load_analysis_agent
@@ -37,6 +41,9 @@ def register(subparsers) -> None:
         help="answer 'resign normal|gammon|backgammon' when the bot gives up (gnubg reads "
         "this from an external player it drives; its own external server never resigns)",
     )
+    parser.add_argument(
+        "--verbose", action="store_true", help="log every request and its answer on stderr"
+    )
     parser.set_defaults(func=run)
 
 
@@ -55,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
         server = Server(agent, (args.host, args.port), **settings)
     except OSError as exc:
         raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("vrhcaby.external")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     with server, StopSignals() as stop:
         print(f"Waiting for connections on {args.host}:{server.port} ...", flush=True)
         print(

@@ -22,7 +22,7 @@ from vrhcaby import checkpoint, matchfile
 from vrhcaby.commands import StopSignals, add_jobs_argument, add_ray_arguments
 from vrhcaby.plot import heatmap_svg
 from vrhcaby.stats import bradley_terry_elo
-from vrhcaby.tournament import PairResult, Settings, check_agents, play_pair
+from vrhcaby.tournament import PairResult, Settings, check_agents, cubeless_agents, play_pair
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,6 +91,8 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError("a tournament needs at least two agents")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if args.match_to < 0:
@@ -175,6 +177,13 @@ def run(args: argparse.Namespace) -> int:
         from vrhcaby.distributed import connect
 
         connect(args.address)
+    cubeless = cubeless_agents(agents)
+    if cubeless and args.cube and len(cubeless) < len(agents):  # someone uses the cube
+        print(
+            f"warning: {', '.join(cubeless)} play without a cube (never double, always "
+            "take): cube results against them flatter their opponents",
+            file=sys.stderr,
+        )
     if args.out:
         try:
             args.out.mkdir(parents=True, exist_ok=True)
@@ -227,7 +236,13 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
 
 def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> None:
     """The results: `results.json` and `table.svg` (atomically) and the table or JSON."""
-    result: dict = {"rules": _rules(args), "pairs": [p.to_json() for p in pairs]}
+    cubeless = cubeless_agents(agents)
+    result: dict = {
+        "rules": _rules(args),
+        "cube": args.cube,
+        "cubeless_agents": cubeless,
+        "pairs": [p.to_json() for p in pairs],
+    }
     table = round_robin(len(agents), pairs)
     complete = len(pairs) == math.comb(len(agents), 2) and not pairs[-1].interrupted
     if len(agents) >= 3 and complete:
@@ -267,6 +282,10 @@ def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> 
         print(line)
     mode = "mirrored pairs (each the mean of two games with the same dice, seats swapped)"
     print(f"ppg: A's points per game; interval over {mode if args.mirror else 'games'}")
+    if not args.cube:
+        print("cube: off for every agent")
+    elif cubeless:
+        print(f"without a cube (never double, always take): {', '.join(cubeless)}")
     if len(agents) >= 3:
         names = [a[:10] for a in args.agents]
         print(
