@@ -17,7 +17,7 @@ import numpy as np
 
 import engine
 
-CLASSES = ("contact", "race", "bearoff")
+CLASSES = ("contact", "crashed", "race", "bearoff")
 
 
 def gnubg_equities(after: np.ndarray) -> np.ndarray:
@@ -65,7 +65,7 @@ class Judged:
     dice: np.ndarray
     """int (N, 2)."""
     classes: np.ndarray
-    """str (N,): contact, race or bearoff (`engine.Position.classify`)."""
+    """str (N,): contact, crashed, race or bearoff (`engine.Position.classify`)."""
     after: np.ndarray
     """int8 (M, 2, 25): every legal play's afterstate, position by position."""
     parent: np.ndarray
