@@ -24,6 +24,9 @@ test is symmetric in the two rows, so it does not matter which side is on roll.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 import numpy as np
 
 OVER, BEAROFF2, BEAROFF1, RACE, CRASHED, CONTACT = range(6)
@@ -38,6 +41,10 @@ HOME_POINTS = 6
 
 #: GNU Backgammon's crashed threshold: checkers that still count as a playable position.
 _CRASH_N = 6
+
+#: Batches up to this size are classified in numpy while numba is not loaded (as
+#: `vrhcaby.jit.SMALL_BATCH`), so that a one-off question does not pay for loading it.
+_SMALL_BATCH = 256
 
 
 def _back(rows: np.ndarray) -> np.ndarray:
@@ -59,13 +66,24 @@ def _crashed(rows: np.ndarray) -> np.ndarray:
 def classify_boards(boards: np.ndarray) -> np.ndarray:
     """GNU Backgammon's class code (int8, one per board) of int boards (..., 2, 25).
 
+    Large batches go through a numba kernel (`_classify_loop`), small ones through numpy
+    (`classify_numpy`); both give the same codes.
+
     >>> import engine
     >>> int(classify_boards(engine.Position.start().board)) == CONTACT
     True
     """
-    b = np.asarray(boards).astype(np.int64)
+    b = np.asarray(boards)
     if b.shape[-2:] != (2, 25):
         raise ValueError(f"boards must have shape (..., 2, 25), got {b.shape}")
+    if b.ndim == 3 and (len(b) > _SMALL_BATCH or "numba" in sys.modules):
+        return _kernel()(np.ascontiguousarray(b, dtype=np.int8))
+    return classify_numpy(b)
+
+
+def classify_numpy(boards: np.ndarray) -> np.ndarray:
+    """`classify_boards` in numpy, over any leading axes."""
+    b = np.asarray(boards).astype(np.int64)
     back = _back(b)  # (..., 2)
     over = (back < 0).any(axis=-1)
     contact = back.sum(axis=-1) > 22
@@ -78,3 +96,52 @@ def classify_boards(boards: np.ndarray) -> np.ndarray:
         RACE,
     )
     return out.astype(np.int8)
+
+
+def _classify_loop(boards: np.ndarray) -> np.ndarray:  # pragma: no cover - numba
+    """`classify_numpy` board by board, for numba: int8 (N, 2, 25) -> int8 (N,)."""
+    out = np.empty(boards.shape[0], np.int8)
+    for n in range(boards.shape[0]):
+        back0, back1 = -1, -1
+        crashed = False
+        small = True
+        for side in range(2):
+            row = boards[n, side]
+            back = -1
+            tot = 0
+            for i in range(25):
+                tot += row[i]
+                if row[i] > 0:
+                    back = i
+            if side == 0:
+                back0 = back
+            else:
+                back1 = back
+            b0, b1 = np.int64(row[0]), np.int64(row[1])
+            crashed |= (
+                tot <= _CRASH_N
+                or (b0 > 1 and (tot <= _CRASH_N + b0 or (b1 > 1 and 1 + tot - b0 - b1 <= _CRASH_N)))
+                or (b0 <= 1 and tot <= _CRASH_N + b1 - 1)
+            )
+            small &= tot <= TWO_SIDED_CHECKERS
+        if back0 < 0 or back1 < 0:
+            out[n] = OVER
+        elif back0 + back1 > 22:
+            out[n] = CRASHED if crashed else CONTACT
+        elif back0 < HOME_POINTS and back1 < HOME_POINTS:
+            out[n] = BEAROFF2 if small else BEAROFF1
+        else:
+            out[n] = RACE
+    return out
+
+
+_COMPILED: list[Callable[[np.ndarray], np.ndarray]] = []
+
+
+def _kernel() -> Callable[[np.ndarray], np.ndarray]:
+    """`_classify_loop` compiled by numba (cached on disk) on first use."""
+    if not _COMPILED:
+        from numba import njit
+
+        _COMPILED.append(njit(cache=True)(_classify_loop))
+    return _COMPILED[0]

@@ -49,9 +49,10 @@ def test_classes_match_gnubg_on_varied_boards() -> None:
         classify.CRASHED,
         classify.CONTACT,
     )
-    got = classify.classify_boards(boards)
+    got = classify.classify_boards(boards)  # a large batch: the numba kernel
     assert got.shape == (len(boards),)
     np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(classify.classify_numpy(boards), want)
     assert set(np.unique(want)) == set(range(6))  # every class was met
     # batched over any leading axes, one board alone gives a scalar
     np.testing.assert_array_equal(classify.classify_boards(boards[:6].reshape(2, 3, 2, 25)),
