@@ -78,8 +78,10 @@ def row_index(rows: np.ndarray) -> np.ndarray:
 
 
 def _at_least(dist: np.ndarray) -> np.ndarray:
-    """P(rolls >= n) for each n of distributions (..., K): a reversed cumulative sum."""
-    return np.cumsum(dist[..., ::-1], axis=-1)[..., ::-1]
+    """P(rolls >= n) for each n of distributions (..., K), as 1 - P(rolls < n): exactly 1
+    where no fewer rolls are possible and never below 0, whatever the tables' rounding."""
+    dist = np.asarray(dist, np.float64)
+    return np.clip(1.0 - (np.cumsum(dist, axis=-1) - dist), 0.0, 1.0)
 
 
 def one_sided_outcome(
@@ -107,7 +109,7 @@ def one_sided_outcome(
     win_gammon = (other_rolls * shift).sum(axis=-1)
     lose_gammon = (on_roll_rolls * _at_least(np.asarray(other_first))).sum(axis=-1)
     out = np.zeros((*lose.shape, 5), np.float64)
-    out[..., 0] = 1.0 - lose
+    out[..., 0] = np.clip(1.0 - lose, 0.0, 1.0)
     out[..., 1] = win_gammon
     out[..., 3] = lose_gammon
     return out
