@@ -28,6 +28,7 @@ import numpy as np
 
 from engine.classify import BEAROFF1, BEAROFF2, CONTACT, CRASHED, classify_boards
 from engine.game import game_value
+from vrhcaby.jit import in_numpy, lazy_jit
 
 WIN, WIN_GAMMON, WIN_BACKGAMMON, LOSE_GAMMON, LOSE_BACKGAMMON = range(5)
 
@@ -36,9 +37,12 @@ def rule_masks(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     """What the rules allow each afterstate (N, 2, 25 or 26), the mover in row 1:
     `allowed` bool (N, 5), which outputs may be non-zero; `fixed` bool (N,), whose
     outputs the rules or the databases decide; and their values float64 (len(fixed), 5)."""
-    b = np.asarray(afterstates)
+    b = np.ascontiguousarray(afterstates, dtype=np.int8)
     n = b.shape[0]
-    on_board = b.sum(axis=2, dtype=np.int16)  # (N, 2): [to roll, mover]; waiting count too
+    # (N, 2), [to roll, mover]: checkers on the board (waiting ones too), and whether any is
+    # in the other's home board or on the bar, its own points 19..24 (indices 18..23) or
+    # 24; where a side is backgammoned if it loses.
+    on_board, back = (_side_facts_numpy if in_numpy(n) else _side_facts)(b)
     allowed = np.ones((n, 5), bool)
     allowed[:, [LOSE_GAMMON, LOSE_BACKGAMMON]] &= (on_board[:, 1] >= 15)[:, None]
     allowed[:, [WIN_GAMMON, WIN_BACKGAMMON]] &= (on_board[:, 0] >= 15)[:, None]
@@ -46,26 +50,45 @@ def rule_masks(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
         return allowed, np.zeros(n, bool), np.zeros((0, 5))
     classes = classify_boards(b)
     race = (classes != CONTACT) & (classes != CRASHED)
-    # A side is backgammoned with checkers on the bar or in the winner's home board, its
-    # own points 19..24 (indices 18..23) or the bar (24).
-    back = b[:, :, 18:].any(axis=2)  # (N, 2)
     allowed[:, LOSE_BACKGAMMON] &= ~race | back[:, 1]
     allowed[:, WIN_BACKGAMMON] &= ~race | back[:, 0]
     done = (on_board == 0).any(axis=1)
     bear = np.isin(classes, (BEAROFF1, BEAROFF2)) & ~done
     fixed = done | bear
     values = np.zeros((n, 5))
-    won, lost = game_value(b), game_value(b[:, ::-1])  # points the mover won, or lost
-    values[:, WIN] = won > 0
-    values[:, WIN_GAMMON] = won >= 2
-    values[:, WIN_BACKGAMMON] = won >= 3
-    values[:, LOSE_GAMMON] = lost >= 2
-    values[:, LOSE_BACKGAMMON] = lost >= 3
+    if done.any():
+        ended = b[done]
+        won, lost = game_value(ended), game_value(ended[:, ::-1])  # points won, or lost
+        values[done] = np.stack([won > 0, won >= 2, won >= 3, lost >= 2, lost >= 3], axis=1)
     if bear.any():
         from vrhcaby.bearoff_db import database  # its tables are read on first need only
 
         values[bear] = database().probabilities(b[bear])
     return allowed, fixed, values[fixed]
+
+
+def _side_facts_numpy(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_side_facts` in numpy, for small batches."""
+    return b.sum(axis=2, dtype=np.int16), b[:, :, 18:25].any(axis=2)
+
+
+@lazy_jit
+def _side_facts(b):  # pragma: no cover - numba
+    """Checkers on the board (N, 2) int16 and whether any is on the indices 18..24 (N, 2)
+    bool, of boards int8 (N, 2, C)."""
+    n, columns = b.shape[0], b.shape[2]
+    on_board = np.zeros((n, 2), np.int16)
+    back = np.zeros((n, 2), np.bool_)
+    for r in range(n):
+        for side in range(2):
+            total = 0
+            for i in range(columns):
+                total += b[r, side, i]
+            on_board[r, side] = total
+            for i in range(18, 25):
+                if b[r, side, i]:
+                    back[r, side] = True
+    return on_board, back
 
 
 def obey_rules(afterstates: np.ndarray, p: Any) -> Any:
