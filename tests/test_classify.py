@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from corpus import game_positions, random_board
 
 import engine
 from engine import classify
-from tests.corpus import game_positions, random_board
 
 gnubg_nn = pytest.importorskip("gnubg_nn")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from corpus import game_positions
 
 import engine
 from agents import load_agent
-from tests.corpus import game_positions
 from vrhcaby.lawful import obey_rules
 from vrhcaby.net import invert
 
