@@ -39,9 +39,9 @@ def rule_masks(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     outputs the rules or the databases decide; and their values float64 (len(fixed), 5)."""
     b = np.ascontiguousarray(afterstates, dtype=np.int8)
     n = b.shape[0]
-    # (N, 2), [to roll, mover]: checkers on the board (waiting ones too), and whether any is
-    # in the other's home board or on the bar, its own points 19..24 (indices 18..23) or
-    # 24; where a side is backgammoned if it loses.
+    # (N, 2), [to roll, mover]: checkers on the board (waiting ones too), and whether any
+    # is where a loser is backgammoned: the winner's home board (its own points 19..24,
+    # indices 18..23) or the bar (24).
     on_board, back = (_side_facts_numpy if in_numpy(n) else _side_facts)(b)
     allowed = np.ones((n, 5), bool)
     allowed[:, [LOSE_GAMMON, LOSE_BACKGAMMON]] &= (on_board[:, 1] >= 15)[:, None]
