@@ -9,6 +9,7 @@ from corpus import game_positions
 
 import engine
 from agents import load_agent
+from vrhcaby import lawful
 from vrhcaby.lawful import obey_rules
 from vrhcaby.net import invert
 
@@ -119,3 +120,15 @@ def test_evaluators_never_show_impossible_figures() -> None:
             if not engine.has_contact(a):
                 assert q[4] == 0 or a[1, 18:].any()
                 assert q[2] == 0 or a[0, 18:].any()
+
+
+def test_the_numba_pass_equals_the_numpy_masks(monkeypatch) -> None:
+    rng = np.random.default_rng(8)
+    roots = np.stack(game_positions(4, 12))
+    after, _ = engine.batch_afterstates(roots, rng.integers(1, 7, (len(roots), 2)))
+    p = rng.random((len(after), 5)).astype(np.float32)
+    assert len(after) > 1000  # the numba pass
+    fast = obey_rules(after, p)
+    monkeypatch.setattr(lawful, "in_numpy", lambda rows: True)
+    np.testing.assert_array_equal(obey_rules(after, p), fast)
+    assert (fast != p).any()

@@ -33,38 +33,73 @@ from vrhcaby.jit import in_numpy, lazy_jit
 WIN, WIN_GAMMON, WIN_BACKGAMMON, LOSE_GAMMON, LOSE_BACKGAMMON = range(5)
 
 
-def rule_masks(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What the rules allow each afterstate (N, 2, 25 or 26), the mover in row 1:
-    `allowed` bool (N, 5), which outputs may be non-zero; `fixed` bool (N,), whose
-    outputs the rules or the databases decide; and their values float64 (len(fixed), 5)."""
-    b = np.ascontiguousarray(afterstates, dtype=np.int8)
-    n = b.shape[0]
-    # (N, 2), [to roll, mover]: checkers on the board (waiting ones too), and whether any
-    # is where a loser is backgammoned: the winner's home board (its own points 19..24,
-    # indices 18..23) or the bar (24).
-    on_board, back = (_side_facts_numpy if in_numpy(n) else _side_facts)(b)
-    allowed = np.ones((n, 5), bool)
+def _facts(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per afterstate (N, 2, 25 or 26) int8: checkers on the board (N, 2) [to roll, mover]
+    (waiting ones too); whether any is where a loser is backgammoned (N, 2): the winner's
+    home board (its own points 19..24, indices 18..23) or the bar (24); and the class
+    (`engine.classify`; `CONTACT` for every acey-deucey board)."""
+    on_board, back = (_side_facts_numpy if in_numpy(len(b)) else _side_facts)(b)
+    plain = b.shape[2] == 25
+    classes = classify_boards(b) if plain else np.full(len(b), CONTACT, np.int8)
+    return on_board, back, classes
+
+
+def _allowed(on_board: np.ndarray, back: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Which of the five outputs the rules leave possible, bool (N, 5)."""
+    allowed = np.ones((len(classes), 5), bool)
     allowed[:, [LOSE_GAMMON, LOSE_BACKGAMMON]] &= (on_board[:, 1] >= 15)[:, None]
     allowed[:, [WIN_GAMMON, WIN_BACKGAMMON]] &= (on_board[:, 0] >= 15)[:, None]
-    if b.shape[2] != 25:
-        return allowed, np.zeros(n, bool), np.zeros((0, 5))
-    classes = classify_boards(b)
     race = (classes != CONTACT) & (classes != CRASHED)
     allowed[:, LOSE_BACKGAMMON] &= ~race | back[:, 1]
     allowed[:, WIN_BACKGAMMON] &= ~race | back[:, 0]
+    return allowed
+
+
+@lazy_jit
+def _zero_impossible(p, on_board, back, classes):  # pragma: no cover - numba
+    """`p *= _allowed(on_board, back, classes)`, in place, in one pass."""
+    for r in range(p.shape[0]):
+        race = classes[r] != CONTACT and classes[r] != CRASHED
+        if on_board[r, 1] < 15 or (race and not back[r, 1]):
+            p[r, LOSE_BACKGAMMON] = 0
+        if on_board[r, 1] < 15:
+            p[r, LOSE_GAMMON] = 0
+        if on_board[r, 0] < 15 or (race and not back[r, 0]):
+            p[r, WIN_BACKGAMMON] = 0
+        if on_board[r, 0] < 15:
+            p[r, WIN_GAMMON] = 0
+
+
+def _fixed(
+    b: np.ndarray, on_board: np.ndarray, classes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (int) whose outputs the rules or the databases decide, and those outputs
+    (float64): finished games their result, bear-offs the databases' values."""
     done = (on_board == 0).any(axis=1)
-    bear = np.isin(classes, (BEAROFF1, BEAROFF2)) & ~done
-    fixed = done | bear
-    values = np.zeros((n, 5))
-    if done.any():
-        ended = b[done]
-        won, lost = game_value(ended), game_value(ended[:, ::-1])  # points won, or lost
-        values[done] = np.stack([won > 0, won >= 2, won >= 3, lost >= 2, lost >= 3], axis=1)
-    if bear.any():
+    bear = ((classes == BEAROFF1) | (classes == BEAROFF2)) & ~done
+    rows = np.flatnonzero(done | bear)
+    values = np.zeros((len(rows), 5))
+    if not len(rows):
+        return rows, values
+    ended = done[rows]
+    if ended.any():
+        over = b[rows[ended]]
+        won, lost = game_value(over), game_value(over[:, ::-1])  # points won, or lost
+        values[ended] = np.stack([won > 0, won >= 2, won >= 3, lost >= 2, lost >= 3], axis=1)
+    if (~ended).any():
         from vrhcaby.bearoff_db import database  # its tables are read on first need only
 
-        values[bear] = database().probabilities(b[bear])
-    return allowed, fixed, values[fixed]
+        values[~ended] = database().probabilities(b[rows[~ended]])
+    return rows, values
+
+
+def rule_masks(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the rules allow each afterstate (N, 2, 25 or 26), the mover in row 1:
+    `allowed` bool (N, 5), which outputs may be non-zero; `rows` int, those whose
+    outputs the rules or the databases decide; and their values float64 (len(rows), 5)."""
+    b = np.ascontiguousarray(afterstates, dtype=np.int8)
+    on_board, back, classes = _facts(b)
+    return (_allowed(on_board, back, classes), *_fixed(b, on_board, classes))
 
 
 def _side_facts_numpy(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,17 +135,27 @@ def obey_rules(afterstates: np.ndarray, p: Any) -> Any:
     >>> obey_rules(board, np.full((1, 5), 0.5)).tolist()  # on roll: one checker on its 6
     [[0.25, 0.0, 0.0, 0.0, 0.0]]
     """
-    allowed, fixed, values = rule_masks(afterstates)
+    b = np.ascontiguousarray(afterstates, dtype=np.int8)
+    on_board, back, classes = _facts(b)
+    rows, values = _fixed(b, on_board, classes)
     if isinstance(p, np.ndarray):
-        out = np.where(allowed, p, 0).astype(p.dtype, copy=False)
-        out[fixed] = values
+        if in_numpy(len(b)):
+            out = np.where(_allowed(on_board, back, classes), p, 0).astype(p.dtype, copy=False)
+        else:
+            out = np.array(p, copy=True)
+            _zero_impossible(out, on_board, back, classes)
+        out[rows] = values
         return out
     import torch
 
-    out = torch.where(torch.from_numpy(allowed).to(p.device), p, torch.zeros_like(p))
-    if fixed.any():
-        rows = torch.from_numpy(fixed).to(p.device)[:, None]
-        full = np.zeros((len(fixed), 5))
-        full[fixed] = values
-        out = torch.where(rows, torch.from_numpy(full).to(p), out)
+    allowed = torch.from_numpy(_allowed(on_board, back, classes)).to(p.device)
+    out = torch.where(allowed, p, torch.zeros_like(p))
+    if len(rows):
+        fixed = np.zeros(len(b), bool)
+        fixed[rows] = True
+        full = np.zeros((len(b), 5))
+        full[rows] = values
+        out = torch.where(
+            torch.from_numpy(fixed).to(p.device)[:, None], torch.from_numpy(full).to(p), out
+        )
     return out
