@@ -20,10 +20,8 @@ over the 462 sorted outcomes through the keep -> outcome transition matrix.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -45,6 +43,7 @@ from engine.sixdice import (
     mask_categories,
     outcome_index,
 )
+from vrhcaby.cache import cache_dir, save_atomic
 
 MAX_BANK = 2 * N_CATEGORIES
 """The most bonus points a sheet can hold (two per filled category)."""
@@ -362,12 +361,6 @@ class RandomAgent:
 TABLE_VERSION = 1
 
 
-def cache_dir() -> Path:
-    """Where computed tables are kept: $XDG_CACHE_HOME/vrhcaby (default ~/.cache/vrhcaby)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "vrhcaby"
-
-
 def optimal_table(harsh: bool = False) -> np.ndarray:
     """The optimal solitaire table (see `solve`), from the cache or computed and cached
     (again, when the cached file is not a sound table: a crash or a full disk)."""
@@ -381,13 +374,7 @@ def optimal_table(harsh: bool = False) -> np.ndarray:
         if isinstance(cached, np.ndarray) and cached.shape == shape and not np.isnan(cached).any():
             return cached
     table = solve(harsh)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-        np.save(tmp, table)
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only cache only costs recomputing next time
+    save_atomic(path, {"table": table})
     return table
 
 

@@ -10,6 +10,7 @@ walks one position in plain Python, so that a one-off question starts fast.
 ['13/2', '13/7 8/3', '13/8 13/7']
 """
 
+from engine.classify import classify_boards
 from engine.formats import (
     GameState,
     MatchState,
@@ -92,6 +93,7 @@ __all__ = [
     "batch_bonus_ad",
     "board_from_position_id",
     "check_dice",
+    "classify_boards",
     "game_value",
     "game_value_ad",
     "get_variant",

@@ -12,11 +12,12 @@ from typing import Literal
 
 import numpy as np
 
+from engine.classify import NAMES, classify_boards
 from engine.variants import get_variant
 
 CHECKERS = 15
 
-PositionClass = Literal["over", "bearoff", "race", "contact"]
+PositionClass = Literal["over", "bearoff", "race", "crashed", "contact"]
 
 
 def validate_board(board: np.ndarray, waiting: tuple[int, int] = (0, 0)) -> None:
@@ -134,14 +135,16 @@ class Position:
         return int(p[1]) + 25 * self._waiting[1], int(p[0]) + 25 * self._waiting[0]
 
     def classify(self) -> PositionClass:
-        """`over` (a side has borne off all), `race`/`bearoff` (no contact), or `contact`."""
+        """GNU Backgammon's position class (`engine.classify`): `over` (a side has borne
+        off all), `bearoff` (no contact, every checker home: the bear-off databases cover
+        it), `race` (no contact), `crashed` or `contact`. Acey-deucey checkers still
+        waiting to enter make it `contact`."""
         on, off = self.borne_off()
         if CHECKERS in (on, off):
             return "over"
-        if any(self._waiting) or has_contact(self._board):
+        if any(self._waiting):
             return "contact"
-        home = self._board[:, 6:].sum() == 0
-        return "bearoff" if home else "race"
+        return NAMES[int(classify_boards(self._board))]  # type: ignore[return-value]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Position) and self._key == other._key

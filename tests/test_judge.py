@@ -30,7 +30,10 @@ def test_positions_have_a_choice_and_come_from_both_sides_of_the_games(judged: J
     counts = np.bincount(judged.parent, minlength=len(judged.boards))
     assert (counts > 1).all() and len(judged.boards) > 4 * 15
     assert judged.games == 4
-    assert set(judged.classes) <= {"contact", "race", "bearoff"} and "contact" in judged.classes
+    assert (
+        set(judged.classes) <= {"contact", "crashed", "race", "bearoff"}
+        and "contact" in judged.classes
+    )
 
 
 def test_gnubg_plays_cost_nothing_and_weaker_agents_cost_more(judged: Judged) -> None:

@@ -15,6 +15,7 @@ import torch
 import engine
 from vrhcaby import checkpoint
 from vrhcaby.encode import get_encoding
+from vrhcaby.lawful import obey_rules
 from vrhcaby.net import (
     Evaluator,
     NetConfig,
@@ -104,8 +105,8 @@ def test_numpy_evaluator_equals_torch(config: NetConfig) -> None:
     evaluator = Evaluator(config, weights_from_model(model))
     roots, after, parent = random_positions(30, seed=4)
     encode = get_encoding(config.encoding)[0]
-    with torch.no_grad():
-        expected = joint(model(torch.from_numpy(encode(after)))).numpy()
+    with torch.no_grad():  # both paths obey the rules (vrhcaby.lawful) the same way
+        expected = obey_rules(after, joint(model(torch.from_numpy(encode(after))))).numpy()
     np.testing.assert_allclose(evaluator.probabilities(after), expected, atol=2e-5)
     from_roots = evaluator.probabilities_from(roots, after, parent)
     np.testing.assert_allclose(from_roots, expected, atol=2e-5)

@@ -18,6 +18,7 @@ from engine.plain import plays_of
 from engine.play import format_steps
 from vrhcaby import net
 from vrhcaby.encode import get_encoding
+from vrhcaby.lawful import obey_rules
 
 ROOT = Path(__file__).parents[1]
 
@@ -102,6 +103,7 @@ def test_evaluator_numpy_path_equals_the_kernels(activation: str, monkeypatch) -
     c = 1 / (1 + np.exp(-(h @ arrays["model/4.weight"].T + arrays["model/4.bias"])))
     win, lg = c[:, 0], (1 - c[:, 0]) * c[:, 3]
     dense = np.stack([win, win * c[:, 1], win * c[:, 1] * c[:, 2], lg, lg * c[:, 4]], axis=1)
+    dense = obey_rules(after, dense)  # as every evaluator's outputs
 
     kernels = evaluator.probabilities(after)
     kernels_from = evaluator.probabilities_from(roots, after, parent)

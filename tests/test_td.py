@@ -9,6 +9,7 @@ import torch
 import engine
 from tests.test_net import random_positions
 from vrhcaby.encode import encode_tesauro
+from vrhcaby.lawful import obey_rules
 from vrhcaby.net import Evaluator, NetConfig, equity, invert, joint, outcome
 from vrhcaby.td import (
     Episodes,
@@ -216,7 +217,8 @@ def test_selfplay_games_are_legal_greedy_and_finished() -> None:
         boards = np.repeat(before, len(rolls), axis=0)
         after, parent = engine.batch_afterstates(boards, np.tile(rolls, (n, 1)))
         with torch.no_grad():
-            scores = equity(joint(model(torch.from_numpy(encode_tesauro(after))))).numpy()
+            raw = joint(model(torch.from_numpy(encode_tesauro(after))))
+            scores = equity(obey_rules(after, raw)).numpy()  # self-play obeys the rules
         counts = np.bincount(parent, minlength=len(boards))
         starts = np.cumsum(counts) - counts
         for t in range(n):

@@ -17,17 +17,18 @@ import numpy as np
 
 import engine
 
-CLASSES = ("contact", "race", "bearoff")
+CLASSES = ("contact", "crashed", "race", "bearoff")
 
 
-def gnubg_equities(after: np.ndarray) -> np.ndarray:
-    """gnubg 0-ply cubeless money equity of each afterstate (N, 2, 25) for its mover (row 1)."""
+def gnubg_equities(after: np.ndarray, plies: int = 0) -> np.ndarray:
+    """gnubg's cubeless money equity at `plies` (0-ply: its nets and bear-off databases;
+    2-ply: about 7 ms a position) of each afterstate (N, 2, 25) for its mover (row 1)."""
     from agents.gnubg import require_gnubg_nn
 
     gnubg_nn = require_gnubg_nn("judged plays")
     out = np.empty(len(after))
     for i, a in enumerate(after):
-        w, wg, wbg, lg, lbg = gnubg_nn.probabilities(a[::-1].tolist(), 0)  # opponent on roll
+        w, wg, wbg, lg, lbg = gnubg_nn.probabilities(a[::-1].tolist(), plies)  # opponent on roll
         out[i] = 2 * (1 - w) - 1 + lg - wg + lbg - wbg
     return out
 
@@ -65,7 +66,7 @@ class Judged:
     dice: np.ndarray
     """int (N, 2)."""
     classes: np.ndarray
-    """str (N,): contact, race or bearoff (`engine.Position.classify`)."""
+    """str (N,): contact, crashed, race or bearoff (`engine.Position.classify`)."""
     after: np.ndarray
     """int8 (M, 2, 25): every legal play's afterstate, position by position."""
     parent: np.ndarray

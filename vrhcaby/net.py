@@ -37,6 +37,7 @@ from vrhcaby.encode import (
     waiting_on_bar,
 )
 from vrhcaby.jit import in_numpy, lazy_jit
+from vrhcaby.lawful import obey_rules
 
 if TYPE_CHECKING:
     import torch
@@ -491,7 +492,8 @@ class Evaluator:
     def probabilities(
         self, afterstates: np.ndarray, extra_turn: np.ndarray | None = None
     ) -> np.ndarray:
-        """Five outputs (N, 5) float32 for the side that just moved (row 1) of each board.
+        """Five outputs (N, 5) float32 for the side that just moved (row 1) of each board,
+        made to obey the rules and, in bear-offs, the databases (`vrhcaby.lawful`).
 
         Boards are (N, 2, 25); for an acey-deucey network (`NetConfig.variant_inputs`,
         `variant` "acey-deucey") they are (N, 2, 26), column 25 the waiting checkers, and
@@ -500,7 +502,7 @@ class Evaluator:
         boards = self._check(afterstates, extra_turn)
         layer1 = _layer1_numpy if in_numpy(boards.shape[0]) else _layer1_full
         layer = layer1(boards, self._table, self._off, self._bias)
-        return self._head(self._extras(boards, layer, extra_turn))
+        return obey_rules(boards, self._head(self._extras(boards, layer, extra_turn)))
 
     def probabilities_from(
         self,
@@ -523,9 +525,9 @@ class Evaluator:
             features = self._features(after, extra_turn)
             conditional = _output(base, after, parent, roots, self._table, self._off,
                                   features, self._extra, activation, w, b)  # fmt: skip
-            return joint(conditional)
+            return obey_rules(after, joint(conditional))
         layer = _layer1_delta(after, parent, roots, base, self._table, self._off)
-        return self._head(self._extras(after, layer, extra_turn))
+        return obey_rules(after, self._head(self._extras(after, layer, extra_turn)))
 
     def equity(self, afterstates: np.ndarray, extra_turn: np.ndarray | None = None) -> np.ndarray:
         """Cubeless money equity (N,) for the side that just moved (row 1) of each board."""

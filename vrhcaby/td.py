@@ -60,6 +60,7 @@ from engine.acey_deucey import (
 )
 from vrhcaby.encode import extends
 from vrhcaby.judge import CLASSES, Judged, judged_games
+from vrhcaby.lawful import obey_rules
 from vrhcaby.net import Evaluator, NetConfig, build_model, equity, invert, joint, outcome
 from vrhcaby.oneply import every_roll
 
@@ -280,7 +281,7 @@ class SelfPlay:
     @torch.inference_mode()
     def _torch_equities(self, after: np.ndarray, extra: np.ndarray | None) -> np.ndarray:
         x = torch.from_numpy(self.net.encode(after, extra)).to(self.device)
-        return equity(joint(self.model(x))).cpu().numpy()  # GPU sync point
+        return equity(obey_rules(after, joint(self.model(x)))).cpu().numpy()  # GPU sync point
 
     def _pick(
         self,
@@ -428,7 +429,7 @@ class _TorchEvaluator:
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         sp = self.selfplay
         x = torch.from_numpy(sp.net.encode(afterstates, None)).to(sp.device)
-        return joint(sp.model(x)).cpu().numpy()
+        return obey_rules(afterstates, joint(sp.model(x))).cpu().numpy()
 
 
 def weights_from_model(model: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:

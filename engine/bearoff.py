@@ -1,0 +1,115 @@
+"""Bear-off positions: their indices, and the race outcome read from the databases' tables.
+
+A side's *bear-off position* is its checkers on its six home points, (n1, ..., n6) with at
+most 15 in all: 54,264 of them. They are numbered fewest checkers first (then by the
+counts read as base-16 digits, point 1 lowest), so the 924 with at most 6 checkers, the
+ones the two-sided database pairs, come first and take the same indices in both tables.
+
+The tables themselves are built by `engine.bearoff_build` (numba) and cached on disk
+above the engine (`vrhcaby.bearoff_db`); this module only reads them, in numpy:
+
+- one-sided, for each position: `rolls[i, n]`, the probability that bearing off all its
+  checkers takes exactly n rolls (the move each roll chosen to minimise the expected
+  number), and `first[i, n]`, the same for bearing off its first checker (the moves chosen
+  to minimise that; 0 rolls when one is already off), which decides gammons;
+- two-sided, exact, for each pair (on roll, not on roll) of positions with at most 6
+  checkers: the cubeless probability that the side on roll wins, and its cubeful money
+  equities (cube 1, no Jacoby rule, no beavers) with the cube centred, its own, or the
+  opponent's, every play and cube action optimal. No gammon is possible there: each side
+  has borne off at least 9 checkers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+POINTS = 6
+CHECKERS = 15
+SMALL = 6
+"""Checkers per side in the two-sided database."""
+
+
+def _enumerate() -> np.ndarray:
+    arr = np.zeros((1, 0), np.int64)
+    for _ in range(POINTS):  # each position extended by every count the next point can take
+        reps = CHECKERS + 1 - arr.sum(axis=1)
+        count = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+        arr = np.column_stack([np.repeat(arr, reps, axis=0), count])
+    order = np.lexsort((_keys(arr), arr.sum(axis=1)))
+    return arr[order].astype(np.int8)
+
+
+def _keys(counts: np.ndarray) -> np.ndarray:
+    return (np.asarray(counts, np.int64) << (4 * np.arange(POINTS))).sum(axis=-1)
+
+
+POSITIONS = _enumerate()
+"""int8 (54264, 6): every bear-off position's counts on points 1..6, in index order."""
+N_POSITIONS = len(POSITIONS)
+N_SMALL = int((POSITIONS.sum(axis=1) <= SMALL).sum())
+"""924: the positions with at most 6 checkers, indices 0..923."""
+_SORTED_KEYS = _keys(POSITIONS)
+_KEY_ORDER = np.argsort(_SORTED_KEYS)
+_SORTED_KEYS = _SORTED_KEYS[_KEY_ORDER]
+PIPS = (POSITIONS.astype(np.int64) * np.arange(1, POINTS + 1)).sum(axis=1)
+"""int64 (54264,): each position's pip count."""
+
+
+def index(counts: np.ndarray) -> np.ndarray:
+    """The index of each bear-off position (..., 6) (points 1..6), int64 (...).
+
+    >>> int(index(np.zeros(6, np.int8))), int(index([0, 0, 0, 0, 0, 15]))
+    (0, 54263)
+    """
+    counts = np.asarray(counts)
+    if counts.shape[-1] != POINTS or counts.min(initial=0) < 0 or (counts.sum(-1) > 15).any():
+        raise ValueError("a bear-off position is 6 counts (points 1..6), 15 checkers at most")
+    keys = _keys(counts)
+    at = np.searchsorted(_SORTED_KEYS, keys)
+    return _KEY_ORDER[at]
+
+
+def row_index(rows: np.ndarray) -> np.ndarray:
+    """The bear-off index of each side's row (..., 25) whose checkers are all home."""
+    rows = np.asarray(rows)
+    if (rows[..., POINTS:] != 0).any():
+        raise ValueError("a bear-off position has every checker on its home board")
+    return index(rows[..., :POINTS])
+
+
+def _at_least(dist: np.ndarray) -> np.ndarray:
+    """P(rolls >= n) for each n of distributions (..., K), as 1 - P(rolls < n): exactly 1
+    where no fewer rolls are possible and never below 0, whatever the tables' rounding."""
+    dist = np.asarray(dist, np.float64)
+    return np.clip(1.0 - (np.cumsum(dist, axis=-1) - dist), 0.0, 1.0)
+
+
+def one_sided_outcome(
+    on_roll_rolls: np.ndarray,
+    on_roll_first: np.ndarray,
+    other_rolls: np.ndarray,
+    other_first: np.ndarray,
+) -> np.ndarray:
+    """The five probabilities (N, 5) of the side *not* on roll, from each side's one-sided
+    distributions (N, K) of rolls to bear off all and the first checker.
+
+    The two races are taken as independent, as GNU Backgammon does with its one-sided
+    database: the side on roll wins when it needs no more rolls than the other, and a
+    side is gammoned when it has not borne a checker off by the time the other finishes.
+    There are no backgammons: both sides are home.
+    """
+    on_roll_rolls, other_rolls = np.asarray(on_roll_rolls), np.asarray(other_rolls)
+    # The side on roll finishes on its n-th roll, before the other's n-th: it wins when
+    # the other needs n or more.
+    lose = (on_roll_rolls * _at_least(other_rolls)).sum(axis=-1)
+    # The other finishes on its m-th roll: the side on roll has had m rolls and is
+    # gammoned when its first checker needs more than m (m + 1 or more).
+    shift = np.zeros_like(on_roll_first)
+    shift[..., :-1] = _at_least(np.asarray(on_roll_first))[..., 1:]
+    win_gammon = (other_rolls * shift).sum(axis=-1)
+    lose_gammon = (on_roll_rolls * _at_least(np.asarray(other_first))).sum(axis=-1)
+    out = np.zeros((*lose.shape, 5), np.float64)
+    out[..., 0] = np.clip(1.0 - lose, 0.0, 1.0)
+    out[..., 1] = win_gammon
+    out[..., 3] = lose_gammon
+    return out
