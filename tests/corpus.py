@@ -29,6 +29,27 @@ def game_positions(n_games: int, seed: int) -> list[np.ndarray]:
     return boards
 
 
+def walk_positions(n: int, seed: int, choose=None) -> list[np.ndarray]:
+    """`n` boards (side on roll in row 1) met one after another in games with seeded dice,
+    each play picked by `choose(position, dice)` (uniformly at random among the legal plays
+    when None); a finished game starts the next from the opening position."""
+    rng = np.random.default_rng(seed)
+    out, position = [], engine.Position.start()
+    while len(out) < n:
+        dice = tuple(int(d) for d in rng.integers(1, 7, 2))
+        if choose is not None:
+            if engine.legal_plays(position, dice):
+                position = choose(position, dice).position
+        elif plays := engine.legal_plays(position, dice):
+            position = plays[rng.integers(len(plays))].position
+        if engine.game_value(position.board[None])[0]:
+            position = engine.Position.start()
+            continue
+        position = position.flip()
+        out.append(position.board.copy())
+    return out
+
+
 def random_board(rng: np.random.Generator) -> np.ndarray:
     """A valid board with checkers scattered at random, biased towards hard cases."""
     board = np.zeros((2, 25), np.int8)

@@ -16,6 +16,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from corpus import walk_positions
 from test_external_gnubg import gnubg_program
 
 import engine
@@ -35,18 +36,7 @@ CONTEXTS = {
 
 def game_positions(n: int, seed: int) -> list[np.ndarray]:
     """Boards (side on roll in row 1) of games gnubg's 0-ply moves play with seeded dice."""
-    agent, rng = GnubgAgent(0), np.random.default_rng(seed)
-    out, position = [], engine.Position.start()
-    while len(out) < n:
-        dice = tuple(int(d) for d in rng.integers(1, 7, 2))
-        if engine.legal_plays(position, dice):
-            position = agent.choose_play(position, dice).position
-        if engine.game_value(position.board[None])[0]:
-            position = engine.Position.start()
-            continue
-        position = position.flip()
-        out.append(position.board.copy())
-    return out
+    return walk_positions(n, seed, GnubgAgent(0).choose_play)
 
 
 def kind(decision) -> str:

@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from corpus import walk_positions
 from gnubg_oracle import GnubgEvaluator
 
 import engine
@@ -75,18 +76,7 @@ def reference(ev, board: np.ndarray, ctx: GameContext) -> cube.CubeDecision:
 
 
 def boards(n: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out, position = [], engine.Position.start()
-    while len(out) < n:
-        plays = engine.legal_plays(position, tuple(int(d) for d in rng.integers(1, 7, 2)))
-        if plays:
-            position = plays[rng.integers(len(plays))].position
-        if engine.game_value(position.board[None])[0]:
-            position = engine.Position.start()
-            continue
-        position = position.flip()
-        out.append(position.board.copy())
-    return out
+    return walk_positions(n, seed)
 
 
 CONTEXTS = [

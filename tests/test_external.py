@@ -34,6 +34,7 @@ import gnubg
 import gnubg_nn
 import numpy as np
 import pytest
+from corpus import walk_positions
 from gnubg_oracle import GnubgEvaluator
 
 import engine
@@ -93,18 +94,7 @@ def fibs_line(
 
 
 def random_boards(n: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out, position = [], engine.Position.start()
-    while len(out) < n:
-        plays = engine.legal_plays(position, tuple(int(d) for d in rng.integers(1, 7, 2)))
-        if plays:
-            position = plays[rng.integers(len(plays))].position
-        if engine.game_value(position.board[None])[0]:
-            position = engine.Position.start()
-            continue
-        position = position.flip()
-        out.append(position.board.copy())
-    return out
+    return walk_positions(n, seed)
 
 
 @pytest.mark.parametrize(("colour", "direction"), [(1, -1), (-1, -1), (1, 1), (-1, 1)])
