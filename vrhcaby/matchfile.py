@@ -63,10 +63,10 @@ def game_lines(
         elif action == "double":
             put(col, f" Doubles => {turn['cube']}")
         elif action == "beaver":
-            # As GNU Backgammon exports a beaver: the beaverer's redouble, then the
-            # original doubler's take (its import reads them back as a beaver).
-            put(col, f" Doubles => {turn['cube']}")
-            put(1 - col, " Takes")
+            # The .mat spelling GNU Backgammon's import reads as a beaver (ParseMatMove):
+            # a redouble, taken by the doubler's next roll. (Its own export writes
+            # "Doubles" and "Takes", which its import then misreads.)
+            put(col, f" Beavers => {turn['cube']}")
         elif action == "take":
             put(col, " Takes")
         elif action == "drop":
