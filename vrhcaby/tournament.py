@@ -7,7 +7,9 @@ sample is a mirrored pair of matches and its points per game is the net points o
 games of both. Agents that pick plays in batches (`choose_boards`) are asked once per turn
 for all games where they are on roll; the others move one game at a time. With the cube or
 a match, a cube-aware td agent gets each game's `GameContext` with its boards and ranks
-plays by cubeful equity.
+plays by cubeful equity. In money play with the cube and `Settings.beavers`, a doubled
+agent that knows beavers (`beaver_decision`: td, gnubg) may beaver, as GNU Backgammon
+plays by default; a game record writes it as a "beaver" action with the new cube.
 
 Chunks of games have fixed sizes and seeds derived from `seed`, so results do not depend
 on the number of processes.
