@@ -3,7 +3,9 @@
 An agent answers four questions for the side on roll, always from that side's view:
 which play to make for a roll (`choose_play`), whether to double before rolling
 (`double_decision`), whether to take a double (`take_decision`), and whether to offer
-or accept a resignation. Agents that judge afterstates also answer `choose_boards`, the
+or accept a resignation. Agents that know beavers also answer `beaver_decision`
+(doubled in money play with beavers allowed: whether to take and redouble at once);
+those without it never beaver. Agents that judge afterstates also answer `choose_boards`, the
 same choice for a whole batch of boards at once; the tournament runner uses it to play
 many games in lockstep.
 
@@ -47,6 +49,9 @@ class GameContext:
     crawford: bool = False
     #: Money play only: gammons count single while the cube has never been turned.
     jacoby: bool = False
+    #: Money play only: a side doubled may beaver (take and redouble at once, keeping
+    #: the cube), so a double is judged against that answer.
+    beavers: bool = False
 
     def flip(self) -> GameContext:
         """The same context seen by the other side."""

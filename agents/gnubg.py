@@ -1,7 +1,8 @@
 """GNU Backgammon as an opponent, through the `gnubg-nn` package (spec `gnubg[?plies=N]`).
 
 Plays GNU Backgammon's best move at the given ply (0 = its neural net alone), and makes
-GNU Backgammon's cube decisions: double or not, take or pass, in money and match play.
+GNU Backgammon's cube decisions: double or not, take, beaver or pass, in money and
+match play (beavers in money play only).
 `gnubg_nn` takes boards in the same layout as the engine (row 1 on roll), and answers
 with the steps of its move from the mover's view (25 the bar, 0 off).
 
@@ -93,10 +94,16 @@ class GnubgAgent(CubelessAgent):
             last = self._last = (key, np.asarray(p, dtype=np.float64))
         return last[1]
 
-    def _decision(self, board: np.ndarray, context: GameContext):
-        """gnubg's cube decision for the side on roll of `board` in its `context`."""
+    def _decision(self, board: np.ndarray, context: GameContext, beavers: bool = False):
+        """gnubg's cube decision for the side on roll of `board` in its `context`: with
+        beavers allowed (`context.beavers`, or `beavers`), a double is judged against a
+        beaver, as gnubg's FindBestCubeDecision does."""
         return analysis.cube_decision(
-            self.before_roll(board), board, context, params=GNUBG_EFFICIENCY
+            self.before_roll(board),
+            board,
+            context,
+            params=GNUBG_EFFICIENCY,
+            beavers=(beavers or context.beavers) and not context.match_to,
         )
 
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:
@@ -107,6 +114,16 @@ class GnubgAgent(CubelessAgent):
     def take_decision(self, position: engine.Position, context: GameContext) -> bool:
         """Doubled by the side in row 0: take unless gnubg's analysis says pass."""
         return self._decision(position.board[::-1], context.flip()).take
+
+    def beaver_decision(self, position: engine.Position, context: GameContext) -> bool:
+        """Doubled in money play (as `take_decision` is asked): beaver when gnubg's cube
+        analysis of the doubler's position says beaver, i.e. when the doubler's cubeful
+        equity after the double is not positive (the taker is the favourite), as gnubg's
+        bot does (``DOUBLE_BEAVER``/``NODOUBLE_BEAVER``); never in match play."""
+        if context.match_to:
+            return False
+        d = self._decision(position.board[::-1], context.flip(), beavers=True)
+        return d.take and d.beaver
 
     def resign_offer(self, position: engine.Position, context: GameContext) -> int:
         return analysis.resignation_offer(self.before_roll(position.board), context)

@@ -182,8 +182,9 @@ class TDAgent(AfterstateAgent):
 
     def _decision(self, position: engine.Position, context: GameContext):
         p = self.before_roll(position.board[None])[0]
+        beavers = self.beavers or context.beavers
         return analysis.cube_decision(
-            p, position.board, context, params=self.efficiency, beavers=self.beavers
+            p, position.board, context, params=self.efficiency, beavers=beavers
         )
 
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:

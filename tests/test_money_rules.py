@@ -11,16 +11,8 @@ import pytest
 from engine.formats import MatchState, parse_xgid
 from vrhcaby.commands import MoneyRules, money_rules
 
-# Every verb with money-play cube settings, and whether it plays beavers.
-VERBS = {
-    "hint": True,
-    "cube": True,
-    "eval": True,
-    "rollout": True,
-    "play": True,
-    "external": True,
-    "tournament": False,
-}
+# Every verb with money-play cube settings: each plays beavers.
+VERBS = ("hint", "cube", "eval", "rollout", "play", "external", "tournament")
 REQUIRED = {"external": ["--port", "0"], "tournament": ["a", "b"]}
 POSITION = {"hint": ["4HPwATDgc/ABMA"], "cube": ["4HPwATDgc/ABMA"], "eval": ["4HPwATDgc/ABMA"],
             "rollout": ["4HPwATDgc/ABMA"]}  # fmt: skip
@@ -35,24 +27,17 @@ def parse(verb: str, flags: list[str]) -> argparse.Namespace:
 
 
 def rules_of(verb: str, flags: list[str]) -> MoneyRules:
-    args = parse(verb, flags)
-    if verb == "tournament":  # the runner plays no beavers; its flag is a plain boolean
-        return MoneyRules(jacoby=args.jacoby, beavers=False)
-    return money_rules(args)
+    return money_rules(parse(verb, flags))
 
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_defaults_are_gnubgs_and_each_rule_turns_off(verb):
-    beavers = VERBS[verb]
-    assert rules_of(verb, []) == MoneyRules(jacoby=True, beavers=beavers)
-    assert rules_of(verb, ["--jacoby"]) == MoneyRules(jacoby=True, beavers=beavers)
-    assert rules_of(verb, ["--no-jacoby"]) == MoneyRules(jacoby=False, beavers=beavers)
-    if beavers:
-        assert rules_of(verb, ["--beavers"]) == MoneyRules(jacoby=True, beavers=True)
-        assert rules_of(verb, ["--no-beavers"]) == MoneyRules(jacoby=True, beavers=False)
-    else:
-        with pytest.raises(SystemExit):
-            parse(verb, ["--no-beavers"])
+    assert rules_of(verb, []) == MoneyRules(jacoby=True, beavers=True)
+    assert rules_of(verb, ["--jacoby"]) == MoneyRules(jacoby=True, beavers=True)
+    assert rules_of(verb, ["--no-jacoby"]) == MoneyRules(jacoby=False, beavers=True)
+    assert rules_of(verb, ["--beavers"]) == MoneyRules(jacoby=True, beavers=True)
+    assert rules_of(verb, ["--no-beavers"]) == MoneyRules(jacoby=True, beavers=False)
+    assert rules_of(verb, ["--no-jacoby", "--no-beavers"]) == MoneyRules(False, False)
 
 
 def test_the_position_has_its_own_rules_and_flags_win():

@@ -63,7 +63,7 @@ def test_money_games_follow_gnubg_rules_unless_told(capsys):
         assert command.run(parse([*base, "--json", *flags])) == 0
         out = json.loads(capsys.readouterr().out)
         rules = out["rules"]
-        assert rules == {"match_to": 0, "cube": True, "jacoby": jacoby, "beavers": False}
+        assert rules == {"match_to": 0, "cube": True, "jacoby": jacoby, "beavers": True}
         pair = out["pairs"][0]
         assert pair["gammons"] != [0, 0]  # the check below has gammons to count
         # Points a game: the ppg over single-counted gammons is the wins' difference.
@@ -72,9 +72,7 @@ def test_money_games_follow_gnubg_rules_unless_told(capsys):
         assert (pair["ppg"] == pytest.approx(single)) == jacoby
     assert command.run(parse(base)) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert (
-        first == "money games with the cube, Jacoby rule, no beavers (tournaments do not play them)"
-    )
+    assert first == "money games with the cube, Jacoby rule, beavers allowed"
     assert command.run(parse([*base, "--match-to", "3"])) == 0
     assert capsys.readouterr().out.splitlines()[0] == "3-point matches, Crawford rule"
 

@@ -3,9 +3,10 @@ Backgammon and eXtreme Gammon.
 
 One JSON line per game: the pair (`a`, `b`), the sample, mirror copy and seed, where A
 sat (`a_seat`), the turns (player seat, dice, play in notation and as `(from, to, hit)`
-steps, position ID before the move; or a cube action), the winner's seat, the game value,
-cube and points. The `.mat` export writes each player's moves as single checker steps
-from its own view (`25` the bar, `0` off, `*` a hit), which both programs import.
+steps, position ID before the move; or a cube action: double, take, drop, or beaver with
+the cube's new value), the winner's seat, the game value, cube and points. The `.mat`
+export writes each player's moves as single checker steps from its own view (`25` the
+bar, `0` off, `*` a hit), which both programs import.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def game_lines(
             put(col, _move_text(turn))
         elif action == "double":
             put(col, f" Doubles => {turn['cube']}")
+        elif action == "beaver":
+            # The .mat spelling GNU Backgammon's import reads as a beaver (ParseMatMove):
+            # a redouble, taken by the doubler's next roll. (Its own export writes
+            # "Doubles" and "Takes", which its import then misreads.)
+            put(col, f" Beavers => {turn['cube']}")
         elif action == "take":
             put(col, " Takes")
         elif action == "drop":

@@ -7,7 +7,9 @@ sample is a mirrored pair of matches and its points per game is the net points o
 games of both. Agents that pick plays in batches (`choose_boards`) are asked once per turn
 for all games where they are on roll; the others move one game at a time. With the cube or
 a match, a cube-aware td agent gets each game's `GameContext` with its boards and ranks
-plays by cubeful equity.
+plays by cubeful equity. In money play with the cube and `Settings.beavers`, a doubled
+agent that knows beavers (`beaver_decision`: td, gnubg) may beaver, as GNU Backgammon
+plays by default; a game record writes it as a "beaver" action with the new cube.
 
 Chunks of games have fixed sizes and seeds derived from `seed`, so results do not depend
 on the number of processes.
@@ -41,6 +43,9 @@ class Settings:
     jacoby: bool = False
     mirrored: bool = True
     record: bool = False
+    #: Money play with the cube: a side doubled may beaver, if its agent knows how
+    #: (`beaver_decision`); never in match play.
+    beavers: bool = False
 
 
 @dataclass
@@ -304,14 +309,28 @@ class _Games:
             score=(int(self.score[i, seat]), int(self.score[i, 1 - seat])),
             crawford=bool(self.crawford[i]),
             jacoby=self.settings.jacoby and not self.settings.match_to,
+            beavers=self.beavers_allowed,
         )
+
+    @property
+    def beavers_allowed(self) -> bool:
+        """Whether a side doubled may beaver: money play with the cube and beavers on."""
+        s = self.settings
+        return s.beavers and s.cube and not s.match_to
 
 
 def _cube_phase(
     games: _Games, idx: np.ndarray, finish: Callable[[int, int, int, int], None]
 ) -> np.ndarray:
     """Resignation and double offers of cube-aware agents before their roll; the games
-    still going on come back."""
+    still going on come back.
+
+    With beavers allowed, a side that takes may beaver if its agent says so
+    (`beaver_decision`, asked only then): it takes and at once redoubles, keeping the
+    cube, now at four times its value (as GNU Backgammon's ``redouble`` and as `vrhcaby
+    play` do). The original doubler answers no beaver: no raccoons here (GNU
+    Backgammon allows up to three by default, ``set beavers``; its bot raccoons only a
+    beaver it judges wrong)."""
     keep = []
     for i in idx:
         seat = int(games.on_roll[i])
@@ -330,8 +349,18 @@ def _cube_phase(
         if ctx.may_double() and me.double_decision(pos, ctx):
             events.append(("double", seat, int(games.cube[i]) * 2))
             if them.take_decision(pos.flip(), ctx.flip()):
-                events.append(("take", 1 - seat))
-                games.cube[i] *= 2
+                beaver = getattr(them, "beaver_decision", None)
+                if (
+                    beaver is not None
+                    and ctx.beavers
+                    and 4 * games.cube[i] <= ctx.max_cube
+                    and beaver(pos.flip(), ctx.flip())
+                ):
+                    games.cube[i] *= 4
+                    events.append(("beaver", 1 - seat, int(games.cube[i])))
+                else:
+                    events.append(("take", 1 - seat))
+                    games.cube[i] *= 2
                 games.owner[i] = 1 - seat
             else:
                 events.append(("drop", 1 - seat))
@@ -370,8 +399,8 @@ def _record(
                     "position_id": pos.position_id(),
                 }
             )
-        elif ev[0] == "double":
-            turns.append({"player": ev[1], "action": "double", "cube": ev[2]})
+        elif ev[0] in ("double", "beaver"):
+            turns.append({"player": ev[1], "action": ev[0], "cube": ev[2]})
         elif ev[0] in ("take", "drop"):
             turns.append({"player": ev[1], "action": ev[0]})
         else:
@@ -521,19 +550,21 @@ def play_pair(
     mirrored: bool = True,
     record: bool = False,
     progress: bool = False,
+    beavers: bool = False,
     backend: str = "local",
     workers: int = 0,
 ) -> PairResult:
     """Play `games` games (or matches) of A against B and return A's results.
 
     Mirrored, `games` is rounded up to an even number: `ceil(games / 2)` pairs.
-    `backend` and `workers` choose where the games run, as in `run_pair`.
+    `backend` and `workers` choose where the games run, as in `run_pair`. `beavers`
+    lets a doubled side beaver in money play with the cube (`Settings.beavers`).
     """
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
     if seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {seed}")
-    settings = Settings(variant, match_to, cube, jacoby, mirrored, record)
+    settings = Settings(variant, match_to, cube, jacoby, mirrored, record, beavers)
     check_agents((agent_a, agent_b), settings)
     samples = math.ceil(games / 2) if mirrored else games
     bar = None

@@ -19,7 +19,7 @@ import numpy as np
 
 from agents import load_agent
 from vrhcaby import checkpoint, matchfile
-from vrhcaby.commands import StopSignals, add_jobs_argument, add_ray_arguments
+from vrhcaby.commands import MoneyRules, StopSignals, add_jobs_argument, add_ray_arguments
 from vrhcaby.plot import heatmap_svg
 from vrhcaby.stats import bradley_terry_elo
 from vrhcaby.tournament import PairResult, Settings, check_agents, cubeless_agents, play_pair
@@ -63,8 +63,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--jacoby",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="money play with the cube: the Jacoby rule (default on, as in GNU Backgammon; "
-        "beavers are not played in tournaments)",
+        help="money play with the cube: the Jacoby rule (default on, as in GNU Backgammon)",
+    )
+    parser.add_argument(
+        "--beavers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="money play with the cube: a side doubled may beaver, if its agent knows how "
+        "(td, gnubg; default on, as in GNU Backgammon)",
     )
     parser.add_argument("--variant", default="standard", help="starting layout")
     parser.add_argument(
@@ -117,7 +123,7 @@ def _rules(args: argparse.Namespace) -> dict:
         "match_to": args.match_to,
         "cube": args.cube,
         "jacoby": args.jacoby if money_cube else None,
-        "beavers": False if money_cube else None,
+        "beavers": args.beavers if money_cube else None,
     }
 
 
@@ -127,8 +133,7 @@ def _describe_rules(args: argparse.Namespace) -> str:
         return f"{args.match_to}-point matches, Crawford rule" + ("" if args.cube else ", no cube")
     if not args.cube:
         return "money games without the cube"
-    jacoby = "Jacoby rule" if args.jacoby else "no Jacoby rule"
-    return f"money games with the cube, {jacoby}, no beavers (tournaments do not play them)"
+    return "money games with the cube, " + MoneyRules(args.jacoby, args.beavers).describe()
 
 
 def _fmt(x: float) -> str:
@@ -216,6 +221,7 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
                 cube=args.cube,
                 match_to=args.match_to,
                 jacoby=args.jacoby and not args.match_to,
+                beavers=args.beavers and args.cube and not args.match_to,
                 mirrored=args.mirror,
                 record=args.out is not None,
                 progress=not args.no_progress and not args.json and sys.stderr.isatty(),
