@@ -53,9 +53,9 @@ class TrainConfig:
     seed: int = 1
     """Seed of the initial weights and of the self-play dice."""
     variant: str = "standard"
-    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey (which
-    trains without evaluation games, eval.every = 0; its network gets the waiting-checker
-    and extra-turn inputs by itself)."""
+    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey (its
+    network gets the waiting-checker and extra-turn inputs by itself; its evaluation
+    opponents must play it: random, heuristic, or another acey-deucey td network)."""
     games: int = 20_000
     """Self-play games to train for."""
     device: str = "cpu"
@@ -84,14 +84,10 @@ class TrainConfig:
     """Used by --backend ray only."""
 
     def __post_init__(self) -> None:
-        import engine
-
         if self.game not in GAMES:
             raise ValueError(f"unknown game {self.game!r} (known: {', '.join(GAMES)})")
         if self.game == "sixdice" and self.variant != "standard":
             raise ValueError("the six-dice trainer learns the standard rules (variant standard)")
-        if engine.get_variant(self.variant).enter_from_start and self.eval.every:
-            raise ValueError("eval.every must be 0 for acey-deucey: no agent plays it yet")
         if self.eval.judge_games and (self.game != "backgammon" or self.variant != "standard"):
             raise ValueError("eval.judge_games judges standard backgammon only")
         if self.games < 1 or self.checkpoint_every < 1:
@@ -150,6 +146,16 @@ def make_game(cfg: TrainConfig) -> Game:
     return Backgammon(cfg.net, cfg.variant, cfg.td.backup)
 
 
+def check_opponents(cfg: TrainConfig) -> None:
+    """ValueError, before any game, if an evaluation opponent cannot play the variant
+    (pubeval and gnubg play no acey-deucey: evaluate that against random and heuristic)."""
+    from agents import load_agent
+
+    for spec in cfg.eval.opponents:
+        if not load_agent(spec).supports(cfg.variant):
+            raise ValueError(f"eval.opponents: {spec!r} cannot play variant {cfg.variant!r}")
+
+
 def report(game: Game, latest_eval: dict[str, Any], cfg: TrainConfig) -> Evaluation:
     """What the latest evaluation (as kept in checkpoints: its games, then the record) means."""
     return game.report({k: v for k, v in latest_eval.items() if k != "games"}, cfg.eval)
@@ -175,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
     # --- the trainer, fresh or resumed ---------------------------------------------------
     ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
     game = make_game(cfg)
+    if cfg.eval.every and cfg.game == "backgammon":
+        check_opponents(cfg)
     local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
     trainer: Trainer | RayTrainer = local
     best: float | None = None

@@ -15,8 +15,10 @@ from functools import lru_cache
 import numpy as np
 
 import engine
-from engine.formats import parse_position, position_ids
+from engine.formats import position_ids
 from engine.play import format_steps
+from engine.waiting import read_position as read_variant_position
+from engine.waiting import waiting_id
 from vrhcaby.cli import UsageError
 
 _CHUNK = 512
@@ -34,22 +36,22 @@ def parse_dice(text: str) -> tuple[int, int]:
     return dice
 
 
-def read_position(text: str, variant: str = "standard") -> np.ndarray:
-    """The board a POSITION argument names (Position ID, ID:MatchID or XGID)."""
-    engine.get_variant(variant)
-    board, _ = parse_position(text)
-    return board
+def read_position(text: str, variant: str = "standard") -> engine.Position:
+    """The position a POSITION argument names (Position ID, ID:MatchID, XGID, `start`;
+    acey-deucey: with `@X,O` waiting checkers, `engine.waiting`)."""
+    position, _ = read_variant_position(text, variant)
+    return position
 
 
-def _acey_deucey_answer(board: np.ndarray, dice: tuple[int, int]) -> dict:
-    """Acey-deucey plays of a board whose missing checkers count as borne off (IDs hold no
-    waiting checkers); each move says whether it earns the extra roll."""
-    plays = engine.legal_plays_ad(engine.Position(board), dice)
+def _acey_deucey_answer(position: engine.Position, dice: tuple[int, int]) -> dict:
+    """Acey-deucey plays of a position; each move says whether it earns the extra roll.
+    Positions are written `PositionID@X,O` (X waiting on roll, O not)."""
+    plays = engine.legal_plays_ad(position, dice)
     return {
-        "position_id": engine.position_id(board),
+        "position_id": waiting_id(position),
         "dice": list(dice),
         "moves": [
-            {"play": str(p), "position_id": p.position.position_id(), "extra_turn": p.extra_turn}
+            {"play": str(p), "position_id": waiting_id(p.position), "extra_turn": p.extra_turn}
             for p in plays
         ],
     }
@@ -97,16 +99,16 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
             continue
         try:
             pos_text, dice_text = line.rsplit(None, 1)
-            board, dice = read_position(pos_text, variant), parse_dice(dice_text)
+            position, dice = read_position(pos_text, variant), parse_dice(dice_text)
         except ValueError as exc:
             msg = str(exc) if " " in line else f"{line!r}: expected POSITION DICE"
             pending.append((line, None, None, msg))
         else:
             if acey_deucey:
                 yield from flush()
-                yield _acey_deucey_answer(board, dice), True
+                yield _acey_deucey_answer(position, dice), True
                 continue
-            pending.append((line, board, dice, ""))
+            pending.append((line, position.board, dice, ""))
         if len(pending) >= _CHUNK:
             yield from flush()
     yield from flush()
@@ -123,12 +125,12 @@ def run(args: argparse.Namespace) -> int:
         return 0 if ok else 2
     if args.dice is None:
         raise UsageError("missing DICE, e.g. 31 or 3-1")
-    board = read_position(args.position, args.variant)
+    position = read_position(args.position, args.variant)
     dice = parse_dice(args.dice)
     if engine.get_variant(args.variant).acey_deucey_bonus:
-        answer = _acey_deucey_answer(board, dice)
+        answer = _acey_deucey_answer(position, dice)
     else:
-        (answer,) = _answers(board[None], np.array([dice]))
+        (answer,) = _answers(position.board[None], np.array([dice]))
     if args.json:
         print(json.dumps(answer))
     elif not answer["moves"]:
@@ -144,7 +146,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "moves",
         help="list the legal plays of a position and roll",
         description="Every distinct legal play (one per resulting position) in GNU "
-        "Backgammon's notation. POSITION is a Position ID, ID:MatchID or an XGID; '-' "
+        "Backgammon's notation. POSITION is a Position ID, ID:MatchID, an XGID or 'start' "
+        "(the variant's start); acey-deucey adds @X,O, the checkers still waiting to enter "
+        "(X on roll, O not), e.g. AAAAAAAAAAAAAA@15,15. '-' "
         "reads 'POSITION DICE' lines from stdin and writes one JSON object per line.",
     )
     p.add_argument("position", metavar="POSITION")
