@@ -241,12 +241,12 @@ class AfterstateAgent(CubelessAgent):
 def play_reaching_ad(position: engine.Position, dice: tuple[int, int], board, extra: bool):
     """The legal acey-deucey turn of `position` for `dice` that ends on `board` (2, 26),
     rolling again or not as `extra` says; ValueError if none does."""
-    from engine.acey_deucey import legal_plays_ad, to_board_ad
+    from engine.acey_deucey import reaching_play_ad
 
-    for play in legal_plays_ad(position, dice):
-        if play.extra_turn == extra and np.array_equal(to_board_ad(play.position), board):
-            return play
-    raise ValueError(f"no legal turn for {dice[0]}-{dice[1]} reaches the chosen position")
+    play = reaching_play_ad(position, dice, board, extra)
+    if play is None:
+        raise ValueError(f"no legal turn for {dice[0]}-{dice[1]} reaches the chosen position")
+    return play
 
 
 def play_reaching(
