@@ -18,7 +18,8 @@ import sys
 
 import engine
 from agents import load_agent
-from engine.formats import MatchState, parse_position
+from engine.formats import MatchState
+from engine.waiting import read_position
 from vrhcaby.commands import add_jobs_argument, add_ray_arguments
 from vrhcaby.rollout import (
     CubeRollout,
@@ -128,7 +129,8 @@ def _inputs(args: argparse.Namespace):
         raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
     if args.cubeful_trials and not args.cubeful:
         raise ValueError("--cubeful-trials and --no-cubeful contradict each other")
-    board, state = parse_position(args.position)
+    position, state = read_position(args.position)  # also `start`
+    board = position.board
     if args.match_id:
         if state is not None:
             raise ValueError("the position already carries a match state; drop --match-id")
