@@ -1,6 +1,8 @@
 """GNU Backgammon as an opponent, through the `gnubg-nn` package (spec `gnubg[?plies=N]`).
 
-Plays GNU Backgammon's best move at the given ply (0 = its neural net alone), cubeless.
+Plays GNU Backgammon's best move at the given ply (0 = its neural net alone), cubeless,
+in every variant of the (2, 25) board: Nackgammon is backgammon from another start, and
+GNU Backgammon plays it with the same networks. It plays no acey-deucey.
 `gnubg_nn` takes boards in the same layout as the engine (row 1 on roll), and answers
 with the steps of its move from the mover's view (25 the bar, 0 off).
 """
@@ -54,9 +56,6 @@ class GnubgAgent(CubelessAgent):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._nn = require_gnubg_nn()
-
-    def supports(self, variant: str) -> bool:
-        return variant == "standard"
 
     def choose_board(self, board: np.ndarray, dice: tuple[int, int]) -> np.ndarray:
         """The board GNU Backgammon's move reaches (the board itself when none is legal)."""
