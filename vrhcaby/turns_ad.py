@@ -119,7 +119,10 @@ def _rank(
     probs = agent.probabilities_ad(after, extra, root, np.zeros(len(plays), np.int64))
     plain = waiting_on_bar(after)
     values = []
-    for i in range(len(plays)):
+    if not cubeful and not context.match_to:  # cubeless money: one batched formula
+        eq = cube.cubeless_equity(probs)
+        values = [(float(e), float(e), None) for e in eq]
+    for i in range(len(values), len(plays)):
         cl, cl_mwc = analysis.mover_equity(probs[i], plain[i], context, cubeful=False)
         if not cubeful:
             values.append((cl, cl, cl_mwc))
