@@ -58,9 +58,9 @@ class TrainConfig:
     seed: int = 1
     """Seed of the initial weights and of the self-play dice."""
     variant: str = "standard"
-    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey (which
-    trains without evaluation games, eval.every = 0; its network gets the waiting-checker
-    and extra-turn inputs by itself)."""
+    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey (its
+    network gets the waiting-checker and extra-turn inputs by itself; its evaluation
+    opponents must play it: random, heuristic, or another acey-deucey td network)."""
     games: int = 20_000
     """Self-play games to train for."""
     device: str = "cpu"
@@ -89,14 +89,10 @@ class TrainConfig:
     """Used by --backend ray only."""
 
     def __post_init__(self) -> None:
-        import engine
-
         if self.game not in GAMES:
             raise ValueError(f"unknown game {self.game!r} (known: {', '.join(GAMES)})")
         if self.game == "sixdice" and self.variant != "standard":
             raise ValueError("the six-dice trainer learns the standard rules (variant standard)")
-        if engine.get_variant(self.variant).enter_from_start and self.eval.every:
-            raise ValueError("eval.every must be 0 for acey-deucey: no agent plays it yet")
         if self.eval.judge_games and (self.game != "backgammon" or self.variant != "standard"):
             raise ValueError("eval.judge_games judges standard backgammon only")
         if self.games < 1 or self.checkpoint_every < 1 or self.keep < 1:
@@ -133,9 +129,11 @@ def check_opponents(cfg: TrainConfig) -> None:
     if cfg.game == "backgammon" and cfg.eval.every:
         for spec in cfg.eval.opponents:
             try:
-                load_agent(spec)
+                agent = load_agent(spec)
             except ValueError as exc:
                 raise ValueError(f"eval.opponents: {exc}") from None
+            if not agent.supports(cfg.variant):  # pubeval and gnubg play no acey-deucey
+                raise ValueError(f"eval.opponents: {spec!r} cannot play variant {cfg.variant!r}")
 
 
 def restore(what: str, path: Path, apply: Callable[[], None]) -> None:
@@ -238,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
     # --- the trainer, fresh or resumed ---------------------------------------------------
     ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
     game = make_game(cfg)
+    check_opponents(cfg)
     local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
     trainer: Trainer | RayTrainer = local
     best: float | None = None
@@ -274,7 +273,6 @@ def run(args: argparse.Namespace) -> int:
             warm = checkpoint.load(source, "backgammon")
             restore("init_from", source, lambda: local.warm_start(*warm))
             print(f"started from the network of {cfg.init_from}", flush=True)
-    check_opponents(cfg)
     if args.backend == "ray":  # self-play on the cluster; the learner stays here
         trainer = RayTrainer(local, cfg.ray, args.address)
 

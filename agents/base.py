@@ -28,6 +28,10 @@ CubeOwner = Literal["centre", "me", "opponent"]
 #: Board-only variants: a (2, 25) board is the whole state, so batched play applies.
 BOARD_VARIANTS = ("standard", "nackgammon", "nackgammon-seed")
 
+#: The variant whose boards are (2, 26) (column 25 the waiting checkers) and whose turns
+#: may earn another roll; agents that play it say so with `acey_deucey = True`.
+ACEY_DEUCEY = "acey-deucey"
+
 
 @dataclass(frozen=True)
 class GameContext:
@@ -128,9 +132,19 @@ class CubelessAgent:
 
     name = "cubeless"
     cube_aware = False
+    #: Whether the agent plays acey-deucey: it then has `choose_turns_ad(boards, dice)`,
+    #: the chosen turn of each (B, 2, 26) board and whether its mover rolls again.
+    acey_deucey = False
 
     def supports(self, variant: str) -> bool:
-        return variant in BOARD_VARIANTS
+        return variant in BOARD_VARIANTS or (variant == ACEY_DEUCEY and self.acey_deucey)
+
+    def choose_play_ad(self, position: engine.Position, dice: tuple[int, int]):
+        """Acey-deucey: the `PlayAD` chosen for the roll (ValueError when there is none)."""
+        from engine.acey_deucey import to_board_ad
+
+        chosen, again = self.choose_turns_ad(to_board_ad(position)[None], np.array([dice]))
+        return play_reaching_ad(position, dice, chosen[0], bool(again[0]))
 
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:
         return False
@@ -190,6 +204,54 @@ class AfterstateAgent(CubelessAgent):
     def choose_play(self, position: engine.Position, dice: tuple[int, int]) -> engine.Play:
         chosen = self.choose_boards(position.board[None], np.array([dice]))[0]
         return play_reaching(position, dice, chosen)
+
+    def score_ad(
+        self, afterstates: np.ndarray, extra: np.ndarray, parent: np.ndarray, boards: np.ndarray
+    ) -> np.ndarray:
+        """Acey-deucey: one float per afterstate (2, 26) played from `boards[parent]`,
+        higher is better for its mover; `extra` marks those whose mover moves again (a
+        1-2 whose bonus double is due, or a turn that earns another roll). Agents with
+        `acey_deucey = True` define it."""
+        raise NotImplementedError
+
+    def choose_turns_ad(
+        self, boards: np.ndarray, dice: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Acey-deucey: the chosen turn of each board (B, 2, 26) for its roll, and whether
+        its mover rolls again; a board without a legal play comes back unchanged.
+
+        A 1-2 is chosen in two stages, as the trainer's self-play does: the best-scored
+        play of the 1 and the 2 (its bonus still due), then the best-scored outcome of the
+        six doubles. Whole 1-2 turns can number tens of thousands; the stages cost a few
+        dozen rows each (`vrhcaby hint` ranks whole turns).
+        """
+        from engine.acey_deucey import batch_afterstates_ad, batch_bonus_ad
+
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        after, parent, due = batch_afterstates_ad(boards, dice, bonus=False)
+        chosen, again = boards.copy(), np.zeros(len(boards), bool)
+        if not len(after):
+            return chosen, again
+        rows, has = segment_argmax(self.score_ad(after, due, parent, boards), parent, len(boards))
+        chosen[has] = after[rows[has]]
+        owed = np.flatnonzero(has)[due[rows[has]]]
+        if owed.size:
+            roots = chosen[owed]
+            after, parent, extra = batch_bonus_ad(roots)  # a row for every root
+            rows, _ = segment_argmax(self.score_ad(after, extra, parent, roots), parent, owed.size)
+            chosen[owed], again[owed] = after[rows], extra[rows]
+        return chosen, again
+
+
+def play_reaching_ad(position: engine.Position, dice: tuple[int, int], board, extra: bool):
+    """The legal acey-deucey turn of `position` for `dice` that ends on `board` (2, 26),
+    rolling again or not as `extra` says; ValueError if none does."""
+    from engine.acey_deucey import reaching_play_ad
+
+    play = reaching_play_ad(position, dice, board, extra)
+    if play is None:
+        raise ValueError(f"no legal turn for {dice[0]}-{dice[1]} reaches the chosen position")
+    return play
 
 
 def play_reaching(

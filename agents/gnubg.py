@@ -1,8 +1,10 @@
 """GNU Backgammon as an opponent, through the `gnubg-nn` package (spec `gnubg[?plies=N]`).
 
-Plays GNU Backgammon's best move at the given ply (0 = its neural net alone), and makes
-GNU Backgammon's cube decisions: double or not, take, beaver or pass, in money and
-match play (beavers in money play only).
+Plays GNU Backgammon's best move at the given ply (0 = its neural net alone) in every
+variant of the (2, 25) board: Nackgammon is backgammon from another start, and GNU
+Backgammon plays it with the same networks. It plays no acey-deucey. It makes GNU
+Backgammon's cube decisions: double or not, take, beaver or pass, in money and match play
+(beavers in money play only).
 `gnubg_nn` takes boards in the same layout as the engine (row 1 on roll), and answers
 with the steps of its move from the mover's view (25 the bar, 0 off).
 
@@ -69,9 +71,6 @@ class GnubgAgent(CubelessAgent):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._nn = require_gnubg_nn()
-
-    def supports(self, variant: str) -> bool:
-        return variant == "standard"
 
     def choose_board(self, board: np.ndarray, dice: tuple[int, int]) -> np.ndarray:
         """The board GNU Backgammon's move reaches (the board itself when none is legal)."""

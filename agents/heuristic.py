@@ -19,6 +19,13 @@ from the bar first are ignored.
 | checkers borne off | +2.0 each | bear off efficiently |
 | no contact: checkers outside home | -1.0 each | race home first |
 | no contact: 4th+ checker on a point; empty home point | -0.2 / -0.4 each | no wastage |
+
+Acey-deucey (`heuristic_scores_ad`): the same table on the board with each side's
+waiting checkers counted as checkers on its bar (they enter the same way: they count 25
+pips, keep the game in contact, threaten blots in the entering side's home board and are
+not borne off), except that only hit checkers earn the "their checker on the bar" term;
+plus +3.0 when the turn earns another roll (the 1-2 bonus double played all four times).
+The agent scores whole turns, the 1-2 part, the chosen double and its play together.
 """
 
 from __future__ import annotations
@@ -92,10 +99,34 @@ def heuristic_scores(afterstates: np.ndarray) -> np.ndarray:
     return np.where(contact, fight, race) + 2.0 * off + np.where(off == 15, 1e6, 0.0)
 
 
+#: The acey-deucey term for a turn that earns another roll.
+EXTRA_ROLL = 3.0
+
+
+def heuristic_scores_ad(afterstates: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """The table's score of each acey-deucey afterstate (N, 2, 26), float (N,); `extra`
+    (N,) bool marks those whose mover rolls again."""
+    from vrhcaby.encode import WAITING, waiting_on_bar
+
+    a = np.asarray(afterstates)
+    plain = waiting_on_bar(a)
+    # Waiting checkers of the opponent sit on its bar here, but were never hit.
+    bar_bonus = 1.5 * a[:, 0, WAITING] * (1 + (plain[:, 1, :6] >= 2).sum(axis=1) / 3)
+    contact = np.asarray(has_contact(plain), dtype=bool)
+    scores = heuristic_scores(plain) - np.where(contact, bar_bonus, 0.0)
+    return scores + EXTRA_ROLL * np.asarray(extra, bool)
+
+
 class HeuristicAgent(AfterstateAgent):
     """Plays the afterstate the hand-written table scores highest (spec `heuristic`)."""
 
     name = "heuristic"
+    acey_deucey = True
 
     def score(self, afterstates: np.ndarray, parent: np.ndarray, boards: np.ndarray) -> np.ndarray:
         return heuristic_scores(afterstates)
+
+    def score_ad(
+        self, afterstates: np.ndarray, extra: np.ndarray, parent: np.ndarray, boards: np.ndarray
+    ) -> np.ndarray:
+        return heuristic_scores_ad(afterstates, extra)

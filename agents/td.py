@@ -22,6 +22,16 @@ The agent is cube-aware: before its roll it evaluates the position for the side 
 take and resignation decisions from those five probabilities with Janowski's cubeful
 model and the match equity table (`vrhcaby.analysis`, `vrhcaby.cube`), at `cube_plies`
 (default 0, so a cube decision costs about as much as a move).
+
+Acey-deucey (an evaluator whose `variant` is "acey-deucey": boards (2, 26), column 25 the
+waiting checkers, and a "rolls again" input): the agent plays at 0 plies by cubeless
+money equity, also with the cube or in a match (the cubeful ranking above assumes the
+other side rolls next), a 1-2 in two stages (`AfterstateAgent.choose_turns_ad`: the 1 and
+the 2, valued with the bonus still due, then the double and its play, valued with
+whether they earn another roll; `vrhcaby hint` ranks whole turns instead). Its
+cube and resignation decisions are cubeful as above, taken before a turn's first roll
+(never before an extra roll), with the waiting checkers counted as on the bar for the
+cube efficiency. There is no look-ahead in acey-deucey (plies 0 only).
 """
 
 from __future__ import annotations
@@ -34,10 +44,18 @@ from typing import Protocol
 import numpy as np
 
 import engine
-from agents.base import AfterstateAgent, GameContext, play_reaching, segment_argmax
+from agents.base import (
+    ACEY_DEUCEY,
+    BOARD_VARIANTS,
+    AfterstateAgent,
+    GameContext,
+    play_reaching,
+    segment_argmax,
+)
 from vrhcaby import analysis
 from vrhcaby.checkpoint import CheckpointError
 from vrhcaby.cube import GNUBG_EFFICIENCY, Efficiency
+from vrhcaby.encode import waiting_on_bar
 from vrhcaby.net import equity, invert, outcome
 
 #: The shipped networks, beside the code: `td:NAME` finds `NAME.pt` here from any
@@ -110,9 +128,57 @@ class TDAgent(AfterstateAgent):
         #: evaluation games skip the per-turn pre-roll evaluation.
         self.cube_aware = cube_aware
 
+    @property
+    def acey_deucey(self) -> bool:
+        """Whether the network plays acey-deucey (and nothing else)."""
+        return getattr(self.evaluator, "variant", "standard") == ACEY_DEUCEY
+
     def supports(self, variant: str) -> bool:
-        # Acey-deucey boards have a waiting column this agent's search does not handle.
-        return variant == getattr(self.evaluator, "variant", "standard") != "acey-deucey"
+        """An acey-deucey network plays acey-deucey only; the others play every variant of
+        the (2, 25) board (Nackgammon is backgammon from another start)."""
+        if self.acey_deucey:
+            return variant == ACEY_DEUCEY
+        return variant in BOARD_VARIANTS
+
+    def probabilities_ad(
+        self,
+        afterstates: np.ndarray,
+        extra: np.ndarray | None,
+        roots: np.ndarray | None = None,
+        parent: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Acey-deucey: the five 0-ply probabilities (N, 5) of each afterstate (N, 2, 26)
+        for its mover, `extra` (N,) marking those whose mover rolls again; a finished game
+        is its certain result. `roots[parent]` may name the boards they were played from."""
+        from engine.acey_deucey import game_value_ad  # numba: loaded only for acey-deucey
+
+        a = np.asarray(afterstates, dtype=np.int8)
+        game_points = game_value_ad(a)
+        p = outcome(game_points).astype(np.float64)
+        live = np.flatnonzero(game_points == 0)
+        if not len(live):
+            return p
+        flags = None if extra is None else np.asarray(extra, bool)[live]
+        fast = getattr(self.evaluator, "probabilities_from", None)
+        if fast is not None and roots is not None and parent is not None:
+            p[live] = fast(roots, a[live], parent[live], flags)
+        else:
+            p[live] = self.evaluator.probabilities(a[live], flags)
+        return p
+
+    def score_ad(
+        self, afterstates: np.ndarray, extra: np.ndarray, parent: np.ndarray, boards: np.ndarray
+    ) -> np.ndarray:
+        """Acey-deucey: the cubeless money equity of each afterstate for its mover."""
+        return equity(self.probabilities_ad(afterstates, extra, boards, parent))
+
+    def _board(self, position: engine.Position) -> np.ndarray:
+        """The board the evaluator reads for `position`: (2, 26) in acey-deucey."""
+        if not self.acey_deucey:
+            return position.board
+        from engine.acey_deucey import to_board_ad
+
+        return to_board_ad(position)
 
     def _probabilities(
         self, after: np.ndarray, roots: np.ndarray | None, parent: np.ndarray | None
@@ -178,14 +244,16 @@ class TDAgent(AfterstateAgent):
         evaluated and seen from the other side."""
         b = np.asarray(boards, dtype=np.int8)
         depth = self.cube_plies if plies is None else plies
+        if self.acey_deucey:  # (B, 2, 26), the opponent just moved and does not roll again
+            return invert(self.probabilities_ad(b[:, ::-1], None))
         return invert(self.probabilities(b[:, ::-1], depth))
 
-    def _decision(self, position: engine.Position, context: GameContext):
-        p = self.before_roll(position.board[None])[0]
-        beavers = self.beavers or context.beavers
-        return analysis.cube_decision(
-            p, position.board, context, params=self.efficiency, beavers=beavers
-        )
+    def _decision(self, position: engine.Position, context: GameContext, beavers: bool = False):
+        board = self._board(position)
+        p = self.before_roll(board[None])[0]
+        plain = waiting_on_bar(board[None])[0] if self.acey_deucey else board
+        beavers = beavers or self.beavers or context.beavers
+        return analysis.cube_decision(p, plain, context, params=self.efficiency, beavers=beavers)
 
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:
         if not self.cube_aware or not context.may_double():
@@ -195,8 +263,7 @@ class TDAgent(AfterstateAgent):
     def take_decision(self, position: engine.Position, context: GameContext) -> bool:
         if not self.cube_aware:
             return super().take_decision(position, context)
-        doubler = engine.Position(position.board[::-1])
-        return self._decision(doubler, context.flip()).take
+        return self._decision(position.flip(), context.flip()).take
 
     def beaver_decision(self, position: engine.Position, context: GameContext) -> bool:
         """Doubled in money play with beavers allowed (`position` and `context` from the
@@ -205,17 +272,13 @@ class TDAgent(AfterstateAgent):
         the favourite."""
         if not self.cube_aware or context.match_to:
             return False
-        doubler = engine.Position(position.board[::-1])
-        p = self.before_roll(doubler.board[None])[0]
-        d = analysis.cube_decision(
-            p, doubler.board, context.flip(), params=self.efficiency, beavers=True
-        )
+        d = self._decision(position.flip(), context.flip(), beavers=True)
         return d.take and d.beaver
 
     def resign_offer(self, position: engine.Position, context: GameContext) -> int:
         if not self.cube_aware:
             return 0
-        p = self.before_roll(position.board[None])[0]
+        p = self.before_roll(self._board(position)[None])[0]
         return analysis.resignation_offer(p, context)
 
     def accept_resignation(
@@ -225,7 +288,7 @@ class TDAgent(AfterstateAgent):
         (as the tournament runner asks it)."""
         if not self.cube_aware:
             return super().accept_resignation(position, context, value)
-        p = self.before_roll(position.board[None, ::-1])[0]
+        p = self.before_roll(self._board(position.flip())[None])[0]
         return analysis.accept_resignation(p, value, context.flip())
 
     def score(
@@ -374,4 +437,6 @@ def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) 
         raise  # it names the file and what is wrong
     except (OSError, ValueError) as exc:
         raise ValueError(f"td: cannot load {str(file)!r}: {exc}") from None
+    if plies and getattr(evaluator, "variant", "standard") == ACEY_DEUCEY:
+        raise ValueError(f"{spec}: acey-deucey networks play at 0 plies only (no plies={plies})")
     return TDAgent(evaluator, plies=plies, filter=filter, name=spec)

@@ -487,35 +487,81 @@ class PlayAD:
         if self.double is None:
             return first
         rest = _format(self.steps[cut:], self.hits[cut:]) or "no move"
-        return f"{first}, {self.double}-{self.double}: {rest}"
+        double = f"{self.double}-{self.double}: {rest}"
+        return f"{first}, {double}" if first else double  # a bonus alone has no first part
 
 
-def legal_plays_ad(position: Position, dice: tuple[int, int] | list[int]) -> list[PlayAD]:
+def legal_plays_ad(
+    position: Position, dice: tuple[int, int] | list[int], *, bonus: bool = True
+) -> list[PlayAD]:
     """Every distinct legal acey-deucey turn (distinct by resulting position and extra roll).
+
+    With `bonus=False` a 1-2 stops after the 1 and the 2, and `extra_turn` then marks the
+    plays after which the bonus double is due (`bonus_plays_ad` lists its plays): the turn
+    in the two steps a person types it in.
 
     >>> plays = legal_plays_ad(Position.start("acey-deucey"), (2, 1))
     >>> any(str(p) == "start/24 start/23, 6-6: start/19(4)" and p.extra_turn for p in plays)
     True
+    >>> sorted(str(p) for p in legal_plays_ad(Position.start("acey-deucey"), (2, 1), bonus=False))
+    ['start/22', 'start/24 start/23']
     """
-    dice = check_dice(dice)
+    return _plays(position, check_dice(dice), 0 if bonus else 1)
+
+
+def bonus_plays_ad(position: Position) -> list[PlayAD]:
+    """The bonus of a 1-2 whose 1 and 2 are played (`position`, the mover on roll): for each
+    double the player may choose, every distinct play of it as far as it goes (`double`
+    set, the steps all the double's; none when it cannot move at all), `extra_turn` when
+    it went all four times.
+
+    >>> plays = bonus_plays_ad(Position.start("acey-deucey"))
+    >>> [str(p) for p in plays if p.double == 6][:2]
+    ['6-6: start/19(4)', '6-6: start/13 start/19(2)']
+    """
+    return _plays(position, (1, 1), 2)
+
+
+def reaching_play_ad(
+    position: Position, dice: tuple[int, int] | list[int], board: np.ndarray, extra: bool
+) -> PlayAD | None:
+    """The legal whole turn of `position` for `dice` that ends on `board` (2, 26), rolling
+    again or not as `extra` says; None if there is none. Cheaper than searching
+    `legal_plays_ad`, which builds every play of a 1-2 (thousands)."""
+    rows = _generate_rows(position, check_dice(dice), 0)
+    after, flags = rows[0], rows[1]
+    hit = np.flatnonzero((after == np.asarray(board)).all(axis=(1, 2)) & (flags == extra))
+    return _play_of(rows, int(hit[0])) if len(hit) else None
+
+
+def _generate_rows(position: Position, dice: tuple[int, int], mode: int):
+    """`_generate`'s rows with their steps for one position."""
     board, dice_arr = _check(to_board_ad(position)[None], np.array([dice], np.int64))
     after, _, extra, steps, doubles = _generate(
-        board, dice_arr, _ZOBRIST, _EXTRA_KEY, _ORDER, True, 0
+        board, dice_arr, _ZOBRIST, _EXTRA_KEY, _ORDER, True, mode
     )
-    plays = []
-    for b, more, path, k in zip(after, extra, steps, doubles, strict=True):
-        used = [(int(a), int(t), bool(h)) for a, t, h in path if a > 0]
-        plays.append(
-            PlayAD(
-                steps=tuple((a, t) for a, t, _ in used),
-                hits=tuple(h for _, _, h in used),
-                position=position_from_board_ad(b),
-                double=int(k) or None,
-                double_steps=int((path[2:, 0] > 0).sum()) if k else 0,
-                extra_turn=bool(more),
-            )
-        )
-    return plays
+    return after, extra, steps, doubles
+
+
+def _play_of(rows, i: int) -> PlayAD:
+    """The `PlayAD` of row `i` of `_generate_rows`."""
+    after, extra, steps, doubles = rows
+    path, k = steps[i], int(doubles[i])
+    used = [(int(a), int(t), bool(h)) for a, t, h in path if a > 0]
+    return PlayAD(
+        steps=tuple((a, t) for a, t, _ in used),
+        hits=tuple(h for _, _, h in used),
+        position=position_from_board_ad(after[i]),
+        double=k or None,
+        double_steps=int((path[2:, 0] > 0).sum()) if k else 0,
+        extra_turn=bool(extra[i]),
+    )
+
+
+def _plays(position: Position, dice: tuple[int, int], mode: int) -> list[PlayAD]:
+    """The `PlayAD`s of `_generate` in `mode` for one position."""
+    rows = _generate_rows(position, dice, mode)
+    return [_play_of(rows, i) for i in range(len(rows[0]))]
 
 
 #: Chooses one of the legal plays (never empty) for the position and roll.

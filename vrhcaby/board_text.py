@@ -36,17 +36,25 @@ def _half(board: np.ndarray, points: list[int], rows: range) -> list[str]:
     return lines
 
 
-def draw(board: np.ndarray, state: MatchState | None = None) -> str:
+def draw(
+    board: np.ndarray, state: MatchState | None = None, waiting: tuple[int, int] | None = None
+) -> str:
     """A text drawing of a (2, 25) board, with pip counts, bar, borne-off and the IDs.
+
+    `waiting` (acey-deucey: checkers not yet entered, `Position.waiting`'s order, the side
+    not on roll first) adds each side's waiting checkers beside the board and the position
+    string with its `@X,O` suffix (`engine.waiting`); they count 25 pips each.
 
     >>> print(draw(engine.Position.start().board).splitlines()[0])
      Position ID: 4HPwATDgc/ABMA
     """
     b = np.asarray(board)
-    pos = engine.Position(b)
+    pos = engine.Position(b, waiting or (0, 0))
     pip_x, pip_o = pos.pips()
     off_x, off_o = pos.borne_off()
     header = [f" Position ID: {position_id(b)}"]
+    if waiting is not None:
+        header.append(f" Position   : {position_id(b)}@{waiting[1]},{waiting[0]}  (acey-deucey)")
     if state is not None:
         header.append(f" Match ID   : {match_id(state)}")
     xg = xgid_or_none(b, state)
@@ -58,12 +66,18 @@ def draw(board: np.ndarray, state: MatchState | None = None) -> str:
     bar = f"|                  |BAR|                  |{bars}"
     side = [
         f"  O  pips {pip_o:3d}  off {off_o:2d}",
-        "",
+        "" if waiting is None else f"  O  waiting {waiting[0]:2d}",
         "",
         "",
         "",
     ]
-    side_bottom = ["", "", "", "", f"  X  pips {pip_x:3d}  off {off_x:2d}  (on roll)"]
+    side_bottom = [
+        "",
+        "",
+        "",
+        "" if waiting is None else f"  X  waiting {waiting[1]:2d}",
+        f"  X  pips {pip_x:3d}  off {off_x:2d}  (on roll)",
+    ]
     lines = [*header, " " + _TOP]
     lines += [f" {row}{extra}" for row, extra in zip(top, side, strict=True)]
     lines.append(" " + bar)

@@ -13,6 +13,11 @@ plays by default; a game record writes it as a "beaver" action with the new cube
 
 Chunks of games have fixed sizes and seeds derived from `seed`, so results do not depend
 on the number of processes.
+
+Acey-deucey games are played the same way on (2, 26) boards (column 25 the waiting
+checkers): each agent plays whole turns (`choose_turns_ad`), a turn that earns another
+roll leaves the same side on roll with the next roll of the dice stream, and cube and
+resignation offers come only before a turn's first roll.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 import engine
-from agents.base import GameContext, play_reaching
+from agents.base import GameContext, play_reaching, play_reaching_ad
 from vrhcaby.pool import SHARED, WorkerPool
 from vrhcaby.stats import mean_ci95, nan_to_none, wilson_ci95
 
@@ -123,10 +128,21 @@ class _Dice:
         return self.rolls[sample, turn]
 
 
-def _choose(agent, games: _Games, idx: np.ndarray, dice: np.ndarray) -> np.ndarray:
-    """The afterstates `agent` picks in games `idx`. A cube-aware agent that ranks plays in
-    context (the td agent) is told each game's cube and match, unless there is neither."""
+def _choose(
+    agent, games: _Games, idx: np.ndarray, dice: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The afterstates `agent` picks in games `idx`, and whether each mover rolls again
+    (acey-deucey only). A cube-aware agent that ranks plays in context (the td agent) is
+    told each game's cube and match, unless there is neither."""
     boards = games.boards[idx]
+    if games.acey_deucey:
+        return agent.choose_turns_ad(boards, dice)
+    return _choose_boards(agent, games, idx, boards, dice), np.zeros(len(idx), bool)
+
+
+def _choose_boards(
+    agent, games: _Games, idx: np.ndarray, boards: np.ndarray, dice: np.ndarray
+) -> np.ndarray:
     if getattr(agent, "ranks_in_context", False) and agent.cube_aware:
         settings = games.settings
         if settings.cube or settings.match_to:
@@ -159,7 +175,9 @@ def play_chunk(
     copy = np.tile(np.arange(copies), len(samples))
     a_seat = copy.copy()  # copy 0: A in seat 0; copy 1: B in seat 0
     dice_streams = _Dice([seed * 1_000_003 + s for s in samples])
-    start = engine.Position.start(settings.variant).board
+    acey_deucey = engine.get_variant(settings.variant).enter_from_start
+    start = _start_board(settings.variant)
+    game_value = _game_value(settings.variant)
     boards = np.repeat(start[None], n, axis=0)
     turn = np.zeros(n, dtype=np.int64)  # index into the sample's dice stream
     ply = np.zeros(n, dtype=np.int64)  # turns played in the current game
@@ -171,11 +189,13 @@ def play_chunk(
     crawford_done = np.zeros(n, dtype=bool)
     active = np.ones(n, dtype=bool)
     pending = np.zeros((n, 2), dtype=np.int64)
+    extra = np.zeros(n, dtype=bool)  # the side on roll rolls again (acey-deucey)
     events: list[list] = [[] for _ in range(n)]
     results: list[GameResult] = []
     games = _Games(
         agents, settings, boards=boards, on_roll=on_roll, a_seat=a_seat, cube=cube,
-        owner=owner, ply=ply, score=score, crawford=crawford, events=events,
+        owner=owner, ply=ply, score=score, crawford=crawford, events=events, extra=extra,
+        acey_deucey=acey_deucey,
     )  # fmt: skip
 
     def opening(idx: np.ndarray) -> None:
@@ -221,7 +241,7 @@ def play_chunk(
                     crawford_done[i] = True
                 crawford[i] = (not crawford_done[i]) and (score[i] == settings.match_to - 1).any()
                 boards[i] = start
-                cube[i], owner[i], ply[i] = 1, -1, 0
+                cube[i], owner[i], ply[i], extra[i] = 1, -1, 0, False
                 opening(np.array([i]))
         else:
             active[i] = False
@@ -243,9 +263,10 @@ def play_chunk(
             turn[idx[later]] += 1
         mover_is_a = on_roll[idx] == a_seat[idx]
         new = boards[idx].copy()
+        again = np.zeros(len(idx), dtype=bool)
         for agent, mask in ((agents[0], mover_is_a), (agents[1], ~mover_is_a)):
             if mask.any():
-                new[mask] = _choose(agent, games, idx[mask], d[mask])
+                new[mask], again[mask] = _choose(agent, games, idx[mask], d[mask])
         if settings.record:
             for j, i in enumerate(idx):
                 events[i].append(
@@ -255,9 +276,10 @@ def play_chunk(
                         tuple(int(x) for x in d[j]),
                         boards[i].copy(),
                         new[j].copy(),
+                        bool(again[j]),
                     )
                 )
-        value = engine.game_value(new)
+        value = game_value(new)
         for j in np.flatnonzero(value > 0):
             i = idx[j]
             boards[i] = new[j]
@@ -265,10 +287,30 @@ def play_chunk(
             counted = 1 if settings.jacoby and not settings.match_to and cube[i] == 1 else v
             finish(i, int(on_roll[i]), v, counted * int(cube[i]))
         go = value == 0
-        boards[idx[go]] = new[go][:, ::-1]
-        on_roll[idx[go]] ^= 1
+        stay = go & again  # an extra roll: the same side, the board not turned
+        boards[idx[go]] = np.where(again[go, None, None], new[go], new[go][:, ::-1])
+        on_roll[idx[go & ~again]] ^= 1
+        extra[idx[go]] = stay[go]
         ply[idx[go]] += 1
     raise RuntimeError(f"games did not end within {MAX_TURNS} turns")
+
+
+def _start_board(variant: str) -> np.ndarray:
+    """The variant's starting board: (2, 25), or (2, 26) for acey-deucey."""
+    if engine.get_variant(variant).enter_from_start:
+        from engine.acey_deucey import start_boards_ad
+
+        return start_boards_ad(1)[0]
+    return engine.Position.start(variant).board
+
+
+def _game_value(variant: str) -> Callable[[np.ndarray], np.ndarray]:
+    """What the mover of each afterstate has won (0 not over), by the variant's rules."""
+    if engine.get_variant(variant).enter_from_start:
+        from engine.acey_deucey import game_value_ad
+
+        return game_value_ad
+    return engine.game_value
 
 
 @dataclass(frozen=True)
@@ -290,6 +332,17 @@ class _Games:
     score: np.ndarray
     crawford: np.ndarray
     events: list[list]
+    #: Whether the side on roll is about to roll an extra roll (acey-deucey).
+    extra: np.ndarray
+    acey_deucey: bool = False
+
+    def position(self, i: int) -> engine.Position:
+        """The position of game `i`, the side on roll in row 1 (waiting checkers kept)."""
+        if self.acey_deucey:
+            from engine.acey_deucey import position_from_board_ad
+
+            return position_from_board_ad(self.boards[i])
+        return engine.Position(self.boards[i])
 
     def seated(self, i: int) -> tuple:
         """(the agent on roll in game `i`, its opponent)."""
@@ -335,10 +388,10 @@ def _cube_phase(
     for i in idx:
         seat = int(games.on_roll[i])
         me, them = games.seated(i)
-        if not (me.cube_aware or them.cube_aware) or games.ply[i] == 0:
+        if not (me.cube_aware or them.cube_aware) or games.ply[i] == 0 or games.extra[i]:
             keep.append(i)
             continue
-        pos = engine.Position(games.boards[i])
+        pos = games.position(i)
         ctx = games.context(i)
         events = games.events[i]
         offer = me.resign_offer(pos, ctx)
@@ -383,22 +436,8 @@ def _record(
     turns = []
     for ev in events:
         if ev[0] == "move":
-            _, seat, dice, before, after = ev
-            pos = engine.Position(before)
-            text, steps = "", []
-            if not np.array_equal(before, after):
-                play = play_reaching(pos, dice, after)
-                text = str(play)
-                steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
-            turns.append(
-                {
-                    "player": seat,
-                    "dice": list(dice),
-                    "play": text,
-                    "steps": steps,
-                    "position_id": pos.position_id(),
-                }
-            )
+            _, seat, dice, before, after, again = ev
+            turns.append(_move_record(settings.variant, seat, dice, before, after, again))
         elif ev[0] in ("double", "beaver"):
             turns.append({"player": ev[1], "action": ev[0], "cube": ev[2]})
         elif ev[0] in ("take", "drop"):
@@ -414,6 +453,43 @@ def _record(
         "value": value,
         "cube": cube,
         "points": points,
+    }
+
+
+def _move_record(
+    variant: str, seat: int, dice: tuple[int, int], before, after, again: bool
+) -> dict:
+    """One turn of a recorded game: the play in notation, its steps and the position it
+    was played from (acey-deucey: with the waiting checkers, and whether it rolls again)."""
+    text, steps = "", []
+    if engine.get_variant(variant).enter_from_start:
+        from engine.acey_deucey import position_from_board_ad
+        from engine.waiting import waiting_id
+
+        pos = position_from_board_ad(before)
+        if not np.array_equal(before, after):
+            play = play_reaching_ad(pos, dice, after, again)
+            text = str(play)
+            steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
+        return {
+            "player": seat,
+            "dice": list(dice),
+            "play": text,
+            "steps": steps,
+            "position_id": waiting_id(pos),
+            "extra_turn": again,
+        }
+    pos = engine.Position(before)
+    if not np.array_equal(before, after):
+        play = play_reaching(pos, dice, after)
+        text = str(play)
+        steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
+    return {
+        "player": seat,
+        "dice": list(dice),
+        "play": text,
+        "steps": steps,
+        "position_id": pos.position_id(),
     }
 
 

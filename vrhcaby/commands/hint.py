@@ -25,6 +25,8 @@ from agents import load_agent
 from agents.base import GameContext
 from engine.formats import is_xgid
 from engine.play import parse_dice
+from engine.waiting import read_position as read_waiting_position
+from engine.waiting import waiting_id
 from vrhcaby import analysis
 from vrhcaby.commands import MoneyRules, add_money_rules_arguments, money_rules
 
@@ -75,13 +77,22 @@ def load_analysis_agent(spec: str) -> Any:
 
 def read_position(args: argparse.Namespace) -> tuple[np.ndarray, engine.MatchState | None]:
     """The board (side on roll in row 1) and the match state of POSITION and --match-id."""
-    board, state = engine.parse_position(args.position)
+    position, state = read_variant_position(args)
+    return position.board, state
+
+
+def read_variant_position(
+    args: argparse.Namespace,
+) -> tuple[engine.Position, engine.MatchState | None]:
+    """The position (acey-deucey: with its waiting checkers) and the match state of
+    POSITION (also `start`, `engine.waiting`) in `--variant`, and of --match-id."""
+    position, state = read_waiting_position(args.position, getattr(args, "variant", "standard"))
     if args.match_id:
         given = engine.MatchState.from_id(args.match_id.strip())
         if state is not None and state != given:
             raise ValueError(f"--match-id {args.match_id} contradicts the Match ID in the position")
         state = given
-    return board, state
+    return position, state
 
 
 def read_rules(args: argparse.Namespace, state: engine.MatchState | None) -> MoneyRules:
@@ -163,6 +174,12 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--cubeless", action="store_true", help="rank by cubeless equity (what the agent plays)"
     )
+    parser.add_argument(
+        "--variant",
+        default="standard",
+        help="rule variant (default: standard); acey-deucey ranks whole turns, 1-2 bonus "
+        "included, with an acey-deucey network (--agent td:td-acey-deucey, its default)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -179,6 +196,8 @@ def _dice(args: argparse.Namespace, state) -> tuple[int, int]:
 def run(args: argparse.Namespace) -> int:
     if args.candidates < 1:
         raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
+    if engine.get_variant(args.variant).enter_from_start:
+        return run_acey_deucey(args)
     board, state = read_position(args)
     rules = read_rules(args, state)
     ctx = read_context(args, board, state, rules)
@@ -220,6 +239,87 @@ def run(args: argparse.Namespace) -> int:
     if len(ranked) > len(shown):
         print(f"({len(ranked) - len(shown)} more; --candidates N shows more)")
     return 0
+
+
+def run_acey_deucey(args: argparse.Namespace) -> int:
+    """`hint --variant acey-deucey`: whole turns ranked (`vrhcaby.turns_ad`)."""
+    from engine.acey_deucey import to_board_ad
+    from vrhcaby.encode import waiting_on_bar
+    from vrhcaby.turns_ad import rank_turns_ad
+
+    position, state = read_variant_position(args)
+    plain = waiting_on_bar(to_board_ad(position)[None])[0]
+    rules = read_rules(args, state)
+    ctx = read_context(args, plain, state, rules)
+    dice = _dice(args, state)
+    agent = load_analysis_agent("td:td-acey-deucey" if args.agent == "td" else args.agent)
+    if args.plies:
+        raise ValueError("acey-deucey hints are 0-ply (no --plies)")
+    cubeful = not args.cubeless
+    ranked = rank_turns_ad(agent, position, dice, ctx, x=args.cube_efficiency, cubeful=cubeful)
+    shown = ranked[: args.candidates]
+    if args.json:
+        print(json.dumps(hint_json_ad(shown, dice, ctx, cubeful)))
+        return 0
+    print(f"{waiting_id(position)}  roll {dice[0]}-{dice[1]}  ({describe_context(ctx)})")
+    if not ranked:
+        print("No legal play: the turn passes.")
+        return 0
+    kind = "cubeless" if args.cubeless else "cubeful"
+    unit = "EMG" if ctx.match_to else "points per cube"
+    print(f"Acey-deucey, whole turns. Equity: {kind}, {unit}; probabilities in % after the turn.")
+    if ranked[0].play.double is not None:
+        print("A 1-2 turn: the 1 and the 2, then the double chosen and its play.")
+    best = ranked[0].equity
+    width = max(len(str(c.play)) for c in shown)
+    names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)
+    print(f"{'#':>3}  {'turn':<{width}}  {'then':<11}  {'equity':>7}  {'diff':>7}  {names}")
+    for rank, c in enumerate(shown, 1):
+        diff = "" if rank == 1 else f"{c.equity - best:+7.3f}"
+        then = "rolls again" if c.extra_turn else ""
+        mwc = f"  MWC {100 * c.mwc:5.2f}%" if c.mwc is not None else ""
+        print(
+            f"{rank:>3}  {c.play!s:<{width}}  {then:<11}  {c.equity:+7.3f}  {diff:>7}  "
+            f"{percent(c.probabilities)}{mwc}"
+        )
+    if ranked[0].extra_turn:
+        print("The best turn earns another roll: the same side rolls again after it.")
+    if len(ranked) > len(shown):
+        print(f"({len(ranked) - len(shown)} more; --candidates N shows more)")
+    return 0
+
+
+def hint_json_ad(candidates, dice: tuple[int, int], ctx: GameContext, cubeful: bool) -> dict:
+    """`hint --variant acey-deucey --json`: as `hint_json`, each move also split into its
+    parts (`first`: the roll's play, or the 1 and the 2; `double`: the double chosen, or
+    null; `double_play`) with `extra_turn`, and `position_id` written `PID@X,O` from the
+    view of the side that rolls next."""
+    doc = {
+        "variant": "acey-deucey",
+        "dice": list(dice),
+        "cubeful": cubeful,
+        "match_to": ctx.match_to,
+        "score": list(ctx.score),
+        "moves": [],
+    }
+    for c in candidates:
+        first, double, double_play = c.parts
+        doc["moves"].append(
+            {
+                "play": str(c.play),
+                "first": first,
+                "double": double,
+                "double_play": double_play,
+                "extra_turn": c.extra_turn,
+                "equity": number(c.equity),
+                "cubeless_equity": number(c.cubeless),
+                "mwc": number(c.mwc),
+                "plies": 0,
+                "probabilities": [number(v) for v in c.probabilities],
+                "position_id": c.position_id,
+            }
+        )
+    return doc
 
 
 def hint_json(

@@ -18,37 +18,39 @@ from functools import lru_cache
 import numpy as np
 
 import engine
-from engine.formats import parse_position, position_ids
+from engine.formats import position_ids
 from engine.play import format_steps, parse_dice
+from engine.waiting import read_position as read_variant_position
+from engine.waiting import waiting_id
 from vrhcaby.cli import UsageError
 
 _CHUNK = 512
 
 
-def read_position(text: str, variant: str = "standard") -> np.ndarray:
-    """The board a POSITION argument names (Position ID, ID:MatchID or XGID); ValueError
-    if the game in it is over (a side has borne off every checker: nobody is on roll)."""
-    engine.get_variant(variant)
-    board, _ = parse_position(text)
-    on_roll, other = engine.Position(board).borne_off()
+def read_position(text: str, variant: str = "standard") -> engine.Position:
+    """The position a POSITION argument names (Position ID, ID:MatchID, XGID, `start`;
+    acey-deucey: with `@X,O` waiting checkers, `engine.waiting`); ValueError if the game
+    in it is over (a side has borne off every checker: nobody is on roll)."""
+    position, _ = read_variant_position(text, variant)
+    on_roll, other = position.borne_off()
     if engine.CHECKERS in (on_roll, other):
         who = "the side on roll" if on_roll == engine.CHECKERS else "the side not on roll"
         raise ValueError(f"the game is over: {who} has borne off all its checkers")
-    return board
+    return position
 
 
-def _acey_deucey_answer(board: np.ndarray, dice: tuple[int, int]) -> dict:
-    """Acey-deucey plays of a board whose missing checkers count as borne off (IDs hold no
-    waiting checkers); each move says whether it earns the extra roll."""
-    plays = engine.legal_plays_ad(engine.Position(board), dice)
+def _acey_deucey_answer(position: engine.Position, dice: tuple[int, int]) -> dict:
+    """Acey-deucey plays of a position; each move says whether it earns the extra roll.
+    Positions are written `PositionID@X,O` (X waiting on roll, O not)."""
+    plays = engine.legal_plays_ad(position, dice)
     return {
-        "position_id": engine.position_id(board),
+        "position_id": waiting_id(position),
         "dice": list(dice),
         "moves": [
             {
                 "play": str(p),
-                "position_id": p.position.position_id(),
-                "next_position_id": p.position.flip().position_id(),
+                "position_id": waiting_id(p.position),
+                "next_position_id": waiting_id(p.position.flip()),
                 "extra_turn": p.extra_turn,
             }
             for p in plays
@@ -105,16 +107,16 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
             continue
         try:
             pos_text, dice_text = line.rsplit(None, 1)
-            board, dice = read_position(pos_text, variant), parse_dice(dice_text)
+            position, dice = read_position(pos_text, variant), parse_dice(dice_text)
         except ValueError as exc:
             msg = str(exc) if " " in line else f"{line!r}: expected POSITION DICE"
             pending.append((line, None, None, msg))
         else:
             if acey_deucey:
                 yield from flush()
-                yield _acey_deucey_answer(board, dice), True
+                yield _acey_deucey_answer(position, dice), True
                 continue
-            pending.append((line, board, dice, ""))
+            pending.append((line, position.board, dice, ""))
         if len(pending) >= _CHUNK:
             yield from flush()
     yield from flush()
@@ -131,12 +133,12 @@ def run(args: argparse.Namespace) -> int:
         return 0 if ok else 2
     if args.dice is None:
         raise UsageError("missing DICE, e.g. 31 or 3-1")
-    board = read_position(args.position, args.variant)
+    position = read_position(args.position, args.variant)
     dice = parse_dice(args.dice)
     if engine.get_variant(args.variant).acey_deucey_bonus:
-        answer = _acey_deucey_answer(board, dice)
+        answer = _acey_deucey_answer(position, dice)
     else:
-        (answer,) = _answers(board[None], np.array([dice]))
+        (answer,) = _answers(position.board[None], np.array([dice]))
     if args.json:
         print(json.dumps(answer))
     elif not answer["moves"]:
@@ -152,7 +154,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "moves",
         help="list the legal plays of a position and roll",
         description="Every distinct legal play (one per resulting position) in GNU "
-        "Backgammon's notation. POSITION is a Position ID, ID:MatchID or an XGID; '-' "
+        "Backgammon's notation. POSITION is a Position ID, ID:MatchID, an XGID or 'start' "
+        "(the variant's start); acey-deucey adds @X,O, the checkers still waiting to enter "
+        "(X on roll, O not), e.g. AAAAAAAAAAAAAA@15,15. '-' "
         "reads 'POSITION DICE' lines from stdin and writes one JSON object per line.",
     )
     p.add_argument("position", metavar="POSITION")

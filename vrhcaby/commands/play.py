@@ -9,6 +9,13 @@ analysis). The bot doubles, takes, beavers, passes and resigns by its cube analy
 play goes game after game, by GNU Backgammon's rules unless told (the Jacoby rule, beavers
 allowed: ``--no-jacoby``, ``--no-beavers``); ``--match-to N`` plays a match with the
 Crawford rule.
+
+``--variant nackgammon|nackgammon-seed`` starts from that layout (the bot defaults to the
+shipped Nackgammon network); ``--variant acey-deucey`` plays acey-deucey with its network:
+checkers enter from ``start`` (``start/20``), and a 1-2 is typed in steps, as it is
+played: the 1 and the 2, then the double you choose (a number 1-6), then that double's
+play; when the double went all four times you roll again. The cube is offered only before
+a turn's first roll.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import numpy as np
 
 import engine
 from agents.base import GameContext
-from vrhcaby import analysis
+from vrhcaby import analysis, turns_ad
 from vrhcaby.board_text import draw
 from vrhcaby.commands import MoneyRules, add_money_rules_arguments, money_rules
 from vrhcaby.commands.hint import load_analysis_agent
@@ -46,12 +53,17 @@ class Session:
         cube: bool = True,
         jacoby: bool = True,
         beavers: bool = True,
+        variant: str = "standard",
         inp: TextIO | None = None,
         out: TextIO | None = None,
     ) -> None:
         if match_to < 0 or match_to > 25:
             raise ValueError(f"--match-to must be 1..25 (0 for money play), got {match_to}")
+        if not agent.supports(variant):
+            raise ValueError(f"agent {agent.name!r} cannot play variant {variant!r}")
         self.agent = agent
+        self.variant = variant
+        self.acey_deucey = engine.get_variant(variant).enter_from_start
         self.match_to = match_to
         self.rng = np.random.default_rng(seed)
         self.cube_enabled = cube
@@ -80,6 +92,19 @@ class Session:
         if text.lower() in ("quit", "q", "exit"):
             raise Quit
         return text
+
+    # --- boards: (2, 25), or (2, 26) with the waiting checkers in acey-deucey ------------
+
+    def position(self, board: np.ndarray) -> engine.Position:
+        """The position of a board, the side on roll in row 1."""
+        if self.acey_deucey:
+            return turns_ad.position_of(board)
+        return engine.Position(board)
+
+    def draw(self, board: np.ndarray) -> str:
+        """The board drawn (acey-deucey: with the waiting checkers)."""
+        pos = self.position(board)
+        return draw(pos.board, None, pos.waiting if self.acey_deucey else None)
 
     def context(self, side: int) -> GameContext:
         owner = "centre" if self.owner < 0 else "me" if self.owner == side else "opponent"
@@ -130,23 +155,32 @@ class Session:
         """Play one game; (winner, points)."""
         self.cube_value, self.owner = 1, -1
         side, dice = engine.opening_roll(self.rng)
-        board = engine.Position.start().board.copy()  # `side`'s view
+        board = turns_ad.start_board(self.variant)  # `side`'s view
         self.say(f"New game. {self.status()}")
-        first = True
+        first, again = True, False
         while True:
             if side == HUMAN:
-                self.say(draw(board))
+                self.say(self.draw(board))
                 self.say(self.status())
             if not first:
-                ended = self.before_roll(side, board)
-                if ended is not None:
-                    return ended
+                if not again:  # no cube before an extra roll
+                    ended = self.before_roll(side, board)
+                    if ended is not None:
+                        return ended
                 dice = tuple(int(d) for d in engine.roll_dice(self.rng, 1)[0])
             first = False
-            ended = self.move(side, board, dice)
-            if isinstance(ended, tuple):
+            if self.acey_deucey:
+                ended = self.move_ad(side, board, dice)
+            else:
+                ended = self.move(side, board, dice)
+            if isinstance(ended, tuple) and isinstance(ended[0], int):
                 return ended
-            board = ended[::-1].copy()
+            board, again = ended if self.acey_deucey else (ended, False)
+            if again:
+                who = "You roll" if side == HUMAN else "The bot rolls"
+                self.say(f"{who} again (the 1-2 bonus double went all four times).")
+                continue
+            board = board[::-1].copy()
             side = 1 - side
 
     def end_value(self, value: int) -> int:
@@ -157,7 +191,7 @@ class Session:
 
     def before_roll(self, side: int, board: np.ndarray) -> tuple[int, int] | None:
         ctx = self.context(side)
-        position = engine.Position(board)
+        position = self.position(board)
         if side == BOT:
             offer = self.agent.resign_offer(position, ctx)
             if offer:
@@ -206,7 +240,7 @@ class Session:
 
     def human_doubles(self, board: np.ndarray) -> tuple[int, int] | None:
         new = 2 * self.cube_value
-        position, ctx = engine.Position(board).flip(), self.context(HUMAN).flip()
+        position, ctx = self.position(board).flip(), self.context(HUMAN).flip()
         if self.beavers and self.agent.beaver_decision(position, ctx):
             self.cube_value, self.owner = 2 * new, BOT
             self.say(f"The bot beavers; the cube is at {2 * new}, the bot's.")
@@ -222,15 +256,17 @@ class Session:
         parts = text.split()
         value = int(parts[1]) if len(parts) > 1 and parts[1] in ("1", "2", "3") else 1
         ctx = self.context(BOT)
-        if self.agent.accept_resignation(engine.Position(board[::-1]), ctx, value):
+        if self.agent.accept_resignation(self.position(board).flip(), ctx, value):
             self.say(f"The bot accepts your resignation of {RESULT[value]}.")
             return BOT, value * self.cube_value
         self.say("The bot refuses your resignation; play on.")
         return None
 
     def show_cube(self, board: np.ndarray, ctx: GameContext, *, taker: bool = False) -> None:
-        ev = analysis.evaluate(self.agent, board, ctx, beavers=self.beavers)
-        d = ev.decision
+        if self.acey_deucey:
+            d = turns_ad.cube_decision_ad(self.agent, board, ctx)
+        else:
+            d = analysis.evaluate(self.agent, board, ctx, beavers=self.beavers).decision
         who = "the bot" if taker else "you"
         self.say(
             f"Cube analysis for {who}: ND {d.nd:+.3f}, D/T {d.dt:+.3f}, D/P {d.dp:+.3f}: "
@@ -282,7 +318,7 @@ class Session:
                     self.say(f"  {rank}. {c.play!s:<24} {c.equity:+.3f}")
                 continue
             if low == "board":
-                self.say(draw(position.board))
+                self.say(self.draw(position.board))
                 continue
             if low.startswith("resign"):
                 ended = self.human_resigns(position.board, low)
@@ -298,12 +334,123 @@ class Session:
                 legal = ", ".join(sorted(str(p) for p in plays))
                 self.say(f"Illegal play: {exc}. Legal plays: {legal}")
 
+    # --- acey-deucey turns ---------------------------------------------------------------
+
+    def move_ad(
+        self, side: int, board: np.ndarray, dice: tuple[int, int]
+    ) -> tuple[np.ndarray, bool] | tuple[int, int]:
+        """Acey-deucey: (the board after `side`'s turn, whether it rolls again), or a
+        finished game."""
+        position = self.position(board)
+        roll = f"{dice[0]}-{dice[1]}"
+        if side == BOT:
+            try:
+                play = self.agent.choose_play_ad(position, dice)
+            except ValueError:
+                self.say(f"The bot rolls {roll} and cannot move.")
+                return board, False
+            self.say(f"The bot rolls {roll} and plays {play}.")
+            after, again = turns_ad.board_of(play.position), play.extra_turn
+        else:
+            turn = self.human_turn_ad(position, dice)
+            if turn is None:
+                return board, False
+            if isinstance(turn[0], int):
+                return turn  # type: ignore[return-value]
+            after, again = turn  # type: ignore[misc]
+        value = int(turns_ad.game_value(after))
+        if value:
+            return side, self.end_value(value)
+        return after, again
+
+    def human_turn_ad(self, position: engine.Position, dice: tuple[int, int]):
+        """The person's turn, typed in steps: None when no play is legal, else (board,
+        rolls again) or a finished game (a resignation accepted)."""
+        first = turns_ad.first_plays(position, dice)
+        roll = f"{dice[0]}-{dice[1]}"
+        if not first:
+            self.say(f"You roll {roll} and cannot move.")
+            return None
+        one_two = turns_ad.is_one_two(dice)
+        prompt = f"You roll {roll}. " + ("Play the 1 and the 2: " if one_two else "Your play: ")
+        picked = self.human_step(position, dice, first, prompt)
+        if isinstance(picked, tuple):
+            return picked
+        if not picked.extra_turn:  # no bonus due: the turn is over
+            return turns_ad.board_of(picked.position), False
+        position = picked.position
+        while True:
+            text = self.ask("Choose your double (1-6): ")
+            if text in tuple("123456"):
+                break
+            if text.lower() == "hint":
+                self.hint_ad(position, None)
+            else:
+                self.say("Type a number 1 to 6 (the double you play), hint or quit.")
+        k = int(text)
+        bonus = [p for p in turns_ad.bonus_plays(position) if p.double == k]
+        if len(bonus) == 1 and not bonus[0].steps:
+            self.say(f"{k}-{k} cannot be played: no extra roll.")
+            return turns_ad.board_of(position), False
+        picked = self.human_step(position, None, bonus, f"Play {k}-{k}: ")
+        if isinstance(picked, tuple):
+            return picked
+        if not picked.extra_turn:
+            self.say(f"{k}-{k} went fewer than four times: no extra roll.")
+        return turns_ad.board_of(picked.position), picked.extra_turn
+
+    def human_step(self, position: engine.Position, dice, plays: list, prompt: str):
+        """One typed step of an acey-deucey turn, one of `plays` (a `PlayAD`), or a finished
+        game (a resignation accepted). `dice` None: the step is the bonus double."""
+        while True:
+            text = self.ask(prompt)
+            low = text.lower()
+            if low == "hint":
+                self.hint_ad(position, dice)
+                continue
+            if low == "board":
+                self.say(self.draw(turns_ad.board_of(position)))
+                continue
+            if low.startswith("resign") and dice is not None:
+                ended = self.human_resigns(turns_ad.board_of(position), low)
+                if ended is not None:
+                    return ended
+                continue
+            if low in ("help", "?", ""):
+                self.say("Type a play like start/20 13/7, or hint, board, resign [1|2|3], quit.")
+                continue
+            try:
+                return turns_ad.match_play(text, position, plays)
+            except ValueError as exc:
+                legal = ", ".join(sorted(turns_ad.step_text(p) for p in plays))
+                self.say(f"Illegal play: {exc}. Legal plays: {legal}")
+
+    def hint_ad(self, position: engine.Position, dice: tuple[int, int] | None) -> None:
+        """The best whole turns of a roll (or, for the bonus, of each double) by the bot's
+        network."""
+        if dice is None:
+            ranked = turns_ad.rank_bonus_ad(self.agent, position)
+        else:
+            ranked = turns_ad.rank_turns_ad(self.agent, position, dice, self.context(HUMAN))
+        for rank, c in enumerate(ranked[:5], 1):
+            then = "  (rolls again)" if c.extra_turn else ""
+            self.say(f"  {rank}. {c.play!s:<40} {c.equity:+.3f}{then}")
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "play", help="play against the bot in the terminal", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--agent", default="td", help="the bot: a td agent spec (default td)")
+    parser.add_argument(
+        "--agent",
+        help="the bot: a td agent spec (default td; td:td-nackgammon, td:td-acey-deucey "
+        "for those variants)",
+    )
+    parser.add_argument(
+        "--variant",
+        default="standard",
+        help="standard (default), nackgammon, nackgammon-seed or acey-deucey",
+    )
     parser.add_argument(
         "--match-to", type=int, default=0, help="match length (default: money play)"
     )
@@ -313,8 +460,17 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+#: The bot of each variant when --agent is not given.
+DEFAULT_AGENTS = {
+    "nackgammon": "td:td-nackgammon",
+    "nackgammon-seed": "td:td-nackgammon",
+    "acey-deucey": "td:td-acey-deucey",
+}
+
+
 def run(args: argparse.Namespace) -> int:
-    agent = load_analysis_agent(args.agent)
+    engine.get_variant(args.variant)
+    agent = load_analysis_agent(args.agent or DEFAULT_AGENTS.get(args.variant, "td"))
     rules = money_rules(args)
     session = Session(
         agent,
@@ -323,5 +479,6 @@ def run(args: argparse.Namespace) -> int:
         cube=not args.no_cube,
         jacoby=rules.jacoby,
         beavers=rules.beavers,
+        variant=args.variant,
     )
     return session.run()

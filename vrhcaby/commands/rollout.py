@@ -19,8 +19,9 @@ import sys
 
 import engine
 from agents import load_agent
-from engine.formats import MatchState, is_xgid, parse_position
+from engine.formats import MatchState, is_xgid
 from engine.play import parse_dice
+from engine.waiting import read_position
 from vrhcaby.commands import (
     MoneyRules,
     StopSignals,
@@ -130,7 +131,8 @@ def _inputs(args: argparse.Namespace):
         raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
     if args.cubeful_trials and not args.cubeful:
         raise ValueError("--cubeful-trials and --no-cubeful contradict each other")
-    board, state = parse_position(args.position)
+    position, state = read_position(args.position)  # also `start`
+    board = position.board
     if args.match_id:
         if state is not None:
             raise ValueError("the position already carries a match state; drop --match-id")

@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 
 import engine
-from engine.formats import MatchState, match_id, parse_position, position_id, xgid_or_none
+from engine.formats import MatchState, match_id, position_id, xgid_or_none
 from engine.svg import board_svg
+from engine.variants import get_variant
+from engine.waiting import read_position
 from vrhcaby.board_text import draw
 from vrhcaby.cli import UsageError
 
@@ -97,7 +99,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    board, state = parse_position(args.position)
+    position, state = read_position(args.position, args.variant)
+    board = position.board
     if args.play and not args.svg:
         raise UsageError("--play draws arrows on the picture: give --svg FILE")
     if args.svg:
@@ -106,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(show_json(board, state)))
     elif not args.svg:
-        print(draw(board, state))
+        acey_deucey = get_variant(args.variant).enter_from_start
+        print(draw(board, state, position.waiting if acey_deucey else None))
     return 0
 
 
@@ -114,10 +118,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "show",
         help="draw a position",
-        description="Draw the board of a Position ID, ID:MatchID or XGID, the side on roll "
-        "(X) at the bottom, with pip counts, the IDs and the match state.",
+        description="Draw the board of a Position ID, ID:MatchID, XGID or 'start', the side "
+        "on roll (X) at the bottom, with pip counts, the IDs and the match state.",
     )
     p.add_argument("position", metavar="POSITION")
+    p.add_argument(
+        "--variant",
+        default="standard",
+        help="rule variant (default: standard); acey-deucey draws the checkers waiting to "
+        "enter (POSITION@X,O, or start)",
+    )
     p.add_argument("--json", action="store_true", help="print the board, IDs and state as JSON")
     p.add_argument("--svg", metavar="FILE", help="write the board as an SVG picture to FILE")
     p.add_argument("--play", metavar="PLAY", help="with --svg: draw this play as arrows")

@@ -3,7 +3,8 @@
 Prints a table of results per pair (points per game with a 95% interval over mirrored
 pairs, wins, gammons, backgammons each way; match wins in match mode) and, for three or
 more agents, Bradley–Terry ratings on the Elo scale. `--json` prints one object instead;
-`--out DIR` saves every game (`games.jsonl`), `.mat` files and `results.json`.
+`--out DIR` saves every game (`games.jsonl`), `.mat` files (not for acey-deucey) and
+`results.json`.
 """
 
 from __future__ import annotations
@@ -166,6 +167,8 @@ def _save(out: Path, records: list[dict], pair: PairResult, index: int) -> None:
     lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
     checkpoint.write_atomic(out / "games.jsonl", lines)
     mine = records[len(records) - len(pair.results) :]
+    if mine and mine[0].get("variant") == "acey-deucey":
+        return  # the .mat format has no waiting checkers nor extra rolls
     if pair.match_to:
         for (s, c), games in itertools.groupby(mine, key=lambda r: (r["sample"], r["copy"])):
             matchfile.export_mat(list(games), out / f"pair{index}-match{s}-{c}.mat")
