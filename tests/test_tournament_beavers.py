@@ -191,6 +191,7 @@ def _state(agents, settings: Settings) -> _Games:
         a_seat=np.zeros(1, np.int64), cube=np.ones(1, np.int64),
         owner=np.full(1, -1, np.int64), ply=np.ones(1, np.int64),
         score=np.zeros((1, 2), np.int64), crawford=np.zeros(1, bool), events=[[]],
+        extra=np.zeros(1, bool),
     )  # fmt: skip
 
 
