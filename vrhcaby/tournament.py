@@ -52,6 +52,12 @@ class Settings:
     #: (`beaver_decision`); never in match play.
     beavers: bool = False
 
+    @property
+    def jacoby_in_force(self) -> bool:
+        """Whether gammons count single on a centred cube: the Jacoby rule, which exists
+        only in money play with the cube (without a cube, or in a match, they count)."""
+        return self.jacoby and self.cube and not self.match_to
+
 
 @dataclass
 class GameResult:
@@ -284,7 +290,7 @@ def play_chunk(
             i = idx[j]
             boards[i] = new[j]
             v = int(value[j])
-            counted = 1 if settings.jacoby and not settings.match_to and cube[i] == 1 else v
+            counted = 1 if settings.jacoby_in_force and cube[i] == 1 else v
             finish(i, int(on_roll[i]), v, counted * int(cube[i]))
         go = value == 0
         stay = go & again  # an extra roll: the same side, the board not turned
@@ -361,7 +367,7 @@ class _Games:
             match_to=self.settings.match_to,
             score=(int(self.score[i, seat]), int(self.score[i, 1 - seat])),
             crawford=bool(self.crawford[i]),
-            jacoby=self.settings.jacoby and not self.settings.match_to,
+            jacoby=self.settings.jacoby_in_force,
             beavers=self.beavers_allowed,
         )
 

@@ -223,7 +223,7 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
                 workers=args.workers,
                 cube=args.cube,
                 match_to=args.match_to,
-                jacoby=args.jacoby and not args.match_to,
+                jacoby=args.jacoby and args.cube and not args.match_to,
                 beavers=args.beavers and args.cube and not args.match_to,
                 mirrored=args.mirror,
                 record=args.out is not None,
