@@ -11,7 +11,7 @@ import torch
 from agents import load_agent
 from tests.gnubg_oracle import GnubgEvaluator
 from vrhcaby.judge import Judged, gnubg_equities, judged_games
-from vrhcaby.net import NetConfig, equity
+from vrhcaby.net import NetConfig, equity, load_evaluator
 from vrhcaby.td import Backgammon, EvalConfig, TDConfig, Trainer
 
 
@@ -77,7 +77,14 @@ def test_training_evaluations_report_the_move_cost_and_can_pick_the_best_by_it()
             EvalConfig(**bad)
 
 
-SHIPPED = sorted((Path(__file__).resolve().parents[1] / "checkpoints").glob("td-*.pt"))
+#: The shipped networks of the (2, 25) board: the standard ones and Nackgammon's (the same
+#: game from another start), all judged on standard backgammon decisions; the acey-deucey
+#: network plays another game (tests/test_variants.py checks it).
+SHIPPED = [
+    p
+    for p in sorted((Path(__file__).resolve().parents[1] / "checkpoints").glob("td-*.pt"))
+    if load_evaluator(p).variant != "acey-deucey"
+]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])

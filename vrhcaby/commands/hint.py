@@ -261,7 +261,7 @@ def run_acey_deucey(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(hint_json_ad(shown, dice, ctx, cubeful)))
         return 0
-    print(f"{waiting_id(position)}  roll {dice[0]}-{dice[1]}  ({describe_context(ctx)})")
+    print(f"{waiting_id(position)}  roll {dice[0]}-{dice[1]}  ({describe_context(ctx, rules)})")
     if not ranked:
         print("No legal play: the turn passes.")
         return 0
