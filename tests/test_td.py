@@ -40,13 +40,17 @@ def trace_reference(model, games, lam):
     Per output k, the trace e_k <- λ e_k + ∇P_k (its outputs re-expressed in the new
     mover's view when the side changes), and the update accumulates δ_t · e_t, with
     δ_t the one-step error: next value (in this mover's view) minus this value, the final
-    result at the end. Weights stay fixed during the games; returns the summed update.
+    result at the end. Values are the network's made to obey the rules (`obey_rules`), as
+    the trainer's are: an output the rules decide has no gradient. Weights stay fixed
+    during the games; returns the summed update.
     """
     params = list(model.parameters())
     total = [torch.zeros_like(p) for p in params]
 
-    def value(board):
-        return joint(model(torch.from_numpy(encode_tesauro(board[None]))))[0]
+    def value(board):  # the value the trainer learns: the network's, obeying the rules
+        return obey_rules(board[None], joint(model(torch.from_numpy(encode_tesauro(board[None])))))[
+            0
+        ]
 
     for states, movers, result in games:
         traces = [torch.zeros((5, *p.shape)) for p in params]

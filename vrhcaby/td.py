@@ -525,6 +525,11 @@ class Game(Protocol):
         """The values (N, K) the network's raw output stands for."""
         ...
 
+    def obey(self, states: np.ndarray, values: Any) -> Any:
+        """`values` (N, K) of `states` (N, ...), numpy or torch, made to obey what the
+        game's rules decide (the identity where they decide nothing)."""
+        ...
+
     def final(self, episodes: Episodes) -> np.ndarray:
         """float32 (G, K): the value of each game's last state, from `episodes.values`."""
         ...
@@ -579,6 +584,11 @@ class Backgammon:
 
     def values(self, output: torch.Tensor) -> torch.Tensor:
         return joint(output)
+
+    def obey(self, states: np.ndarray, values: Any) -> Any:
+        """`vrhcaby.lawful.obey_rules`: impossible outcomes zeroed, finished games their
+        result, bear-offs the databases' exact values."""
+        return obey_rules(states, values)
 
     def final(self, episodes: Episodes) -> np.ndarray:
         return outcome(episodes.values)
@@ -750,49 +760,75 @@ class Learner:
         self.device = device
 
     def update(self, episodes: Episodes, lam: float) -> UpdateStats:
-        """One optimizer step on the λ-return loss of all trained states of `episodes`."""
-        game = self.game
-        steps = episodes.movers.shape[0]
-        valid = np.arange(steps)[:, None] < episodes.lengths[None, :]
-        x = game.inputs(episodes, valid).to(self.device)
-        p = game.values(self.model(x))
+        """One optimizer step on the λ-return loss of all trained states of `episodes`.
+
+        Both sides of the loss obey the rules (`Game.obey`; backgammon: `obey_rules`).
+        The targets: the values bootstrapped from are those self-play chose its plays by
+        (the network's, made to obey the rules of their states), and each target is then
+        made to obey the rules of its own state, so that a bear-off is fitted to its exact
+        database value, a finished game to its result, a side that has borne off to no
+        gammon loss. The prediction fitted is masked the same way: an output the rules
+        decide equals its target and gives no gradient. Why: every use of the network
+        (self-play, agents, hint) goes through the same rules, so its raw value there is
+        never read; fitting it would spend the network's capacity (and the update's step)
+        on what the rules know, and pull shared weights toward zeros and database values
+        that a plain position never needs. Such outputs still count in the mean, so the
+        step per position is that of plain TD(λ) (`tests/test_td.py`).
+        """
+        valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
+        x = self.game.inputs(episodes, valid).to(self.device)
+        p = self.game.obey(episodes.states[valid], self.game.values(self.model(x)))
         padded = np.zeros((*valid.shape, p.shape[-1]), np.float32)
         padded[valid] = p.detach().cpu().numpy()  # GPU sync point
-        same = None
-        if game.flip is not None:
-            same = np.zeros_like(valid)
-            same[:-1] = episodes.movers[1:] == episodes.movers[:-1]
-        final = game.final(episodes)
-        values = padded if episodes.backups is None else None
-
-        def returns(lam: float) -> np.ndarray:
-            return lambda_returns(
-                values,
-                same,
-                episodes.lengths,
-                final,
-                lam,
-                rewards=episodes.rewards,
-                backups=episodes.backups,
-                truncated=episodes.truncated,
-                flip=game.flip,
-            )
-
-        targets = returns(lam)
         train = episodes.trained()
+        targets = self._returns(episodes, padded, train, lam)
         n = int(train.sum())
         chosen = torch.from_numpy(np.flatnonzero(train[valid])).to(self.device)
-        target = torch.as_tensor(targets[train], dtype=p.dtype).to(self.device)
+        target = torch.as_tensor(targets, dtype=p.dtype).to(self.device)
         diff = target - p[chosen]
         loss = 0.5 * (diff * diff).sum() / max(n, 1)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
-        one_step = returns(0.0)
-        delta = (game.equity(one_step) - game.equity(padded))[train]
+        one_step = self._returns(episodes, padded, train, 0.0)
+        delta = self.game.equity(one_step) - self.game.equity(padded[train])
         return UpdateStats(
             float(loss.detach()), float(delta.mean()), float(np.abs(delta).mean()), n
         )
+
+    @torch.no_grad()
+    def targets(self, episodes: Episodes, lam: float) -> np.ndarray:
+        """The targets (N, K) `update` fits the trained states (`Episodes.trained`, in
+        order) to, with the network as it is now."""
+        valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
+        x = self.game.inputs(episodes, valid).to(self.device)
+        p = self.game.obey(episodes.states[valid], self.game.values(self.model(x)))
+        padded = np.zeros((*valid.shape, p.shape[-1]), np.float32)
+        padded[valid] = p.cpu().numpy()
+        return self._returns(episodes, padded, episodes.trained(), lam)
+
+    def _returns(
+        self, episodes: Episodes, padded: np.ndarray, train: np.ndarray, lam: float
+    ) -> np.ndarray:
+        """The λ-returns of the `train` states bootstrapped from the values `padded`
+        (T, G, K) (or from the episodes' backups), each made to obey its state's rules."""
+        game = self.game
+        same = None
+        if game.flip is not None:
+            same = np.zeros(train.shape, bool)
+            same[:-1] = episodes.movers[1:] == episodes.movers[:-1]
+        returns = lambda_returns(
+            padded if episodes.backups is None else None,
+            same,
+            episodes.lengths,
+            game.final(episodes),
+            lam,
+            rewards=episodes.rewards,
+            backups=episodes.backups,
+            truncated=episodes.truncated,
+            flip=game.flip,
+        )
+        return game.obey(episodes.states[train], returns[train])
 
 
 def make_optimizer(model: torch.nn.Module, config: TDConfig) -> torch.optim.Optimizer:
