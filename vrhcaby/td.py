@@ -671,6 +671,7 @@ def lambda_returns(
     backups: np.ndarray | None = None,
     truncated: np.ndarray | None = None,
     flip: Callable[[np.ndarray], np.ndarray] | None = invert,
+    decided: np.ndarray | None = None,
 ) -> np.ndarray:
     """λ-return targets (T, G, K) of padded episodes: T states of G games, K outputs.
 
@@ -688,6 +689,11 @@ def lambda_returns(
     its target is its backup B_t. `final` (G, K) is the value of each finished game's last
     state in its mover's view; targets at and after a game's last state are not meant for
     training (see `Episodes.trained`).
+
+    `decided` (T, G, K), where not NaN, is the value the rules fix for that output of state
+    t (`Game.obey` of NaN: an impossible outcome's 0, a bear-off's database value): G_t
+    takes it, and so the returns of earlier states bootstrap from the exact value rather
+    than from a sampled continuation of it.
     """
     if (values is None) == (backups is None):
         raise ValueError("lambda_returns needs either the network values or the backups")
@@ -722,6 +728,8 @@ def lambda_returns(
         target = view(blended, t)
         if rewards is not None:
             target = rewards[t] + target
+        if decided is not None:
+            target = np.where(np.isnan(decided[t]), target, decided[t])
         g[t] = np.where((t < last)[:, None], target, g[t])
     return g
 
@@ -764,10 +772,11 @@ class Learner:
 
         Both sides of the loss obey the rules (`Game.obey`; backgammon: `obey_rules`).
         The targets: the values bootstrapped from are those self-play chose its plays by
-        (the network's, made to obey the rules of their states), and each target is then
-        made to obey the rules of its own state, so that a bear-off is fitted to its exact
-        database value, a finished game to its result, a side that has borne off to no
-        gammon loss. The prediction fitted is masked the same way: an output the rules
+        (the network's, made to obey the rules of their states), and each λ-return takes
+        what the rules decide of its own state (`lambda_returns`' `decided`), so that a
+        bear-off is fitted to its exact database value (and earlier states bootstrap from
+        that), a finished game to its result, a side that has borne off to no gammon
+        loss. The prediction fitted is masked the same way: an output the rules
         decide equals its target and gives no gradient. Why: every use of the network
         (self-play, agents, hint) goes through the same rules, so its raw value there is
         never read; fitting it would spend the network's capacity (and the update's step)
@@ -775,13 +784,11 @@ class Learner:
         that a plain position never needs. Such outputs still count in the mean, so the
         step per position is that of plain TD(λ) (`tests/test_td.py`).
         """
+        p, padded = self._values(episodes)
         valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
-        x = self.game.inputs(episodes, valid).to(self.device)
-        p = self.game.obey(episodes.states[valid], self.game.values(self.model(x)))
-        padded = np.zeros((*valid.shape, p.shape[-1]), np.float32)
-        padded[valid] = p.detach().cpu().numpy()  # GPU sync point
         train = episodes.trained()
-        targets = self._returns(episodes, padded, train, lam)
+        decided = self._decided(episodes, train, padded.dtype)
+        targets = self._returns(episodes, padded, train, decided, lam)
         n = int(train.sum())
         chosen = torch.from_numpy(np.flatnonzero(train[valid])).to(self.device)
         target = torch.as_tensor(targets, dtype=p.dtype).to(self.device)
@@ -790,7 +797,7 @@ class Learner:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
-        one_step = self._returns(episodes, padded, train, 0.0)
+        one_step = self._returns(episodes, padded, train, decided, 0.0)
         delta = self.game.equity(one_step) - self.game.equity(padded[train])
         return UpdateStats(
             float(loss.detach()), float(delta.mean()), float(np.abs(delta).mean()), n
@@ -800,18 +807,39 @@ class Learner:
     def targets(self, episodes: Episodes, lam: float) -> np.ndarray:
         """The targets (N, K) `update` fits the trained states (`Episodes.trained`, in
         order) to, with the network as it is now."""
+        _, padded = self._values(episodes)
+        train = episodes.trained()
+        decided = self._decided(episodes, train, padded.dtype)
+        return self._returns(episodes, padded, train, decided, lam)
+
+    def _values(self, episodes: Episodes) -> tuple[torch.Tensor, np.ndarray]:
+        """The network's values of every state, obeying the rules (`Game.obey`): (N, K)
+        with gradients, in order, and padded (T, G, K) numpy."""
         valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
         x = self.game.inputs(episodes, valid).to(self.device)
         p = self.game.obey(episodes.states[valid], self.game.values(self.model(x)))
         padded = np.zeros((*valid.shape, p.shape[-1]), np.float32)
-        padded[valid] = p.cpu().numpy()
-        return self._returns(episodes, padded, episodes.trained(), lam)
+        padded[valid] = p.detach().cpu().numpy()  # GPU sync point
+        return p, padded
+
+    def _decided(self, episodes: Episodes, train: np.ndarray, dtype: Any) -> np.ndarray:
+        """(T, G, K): what the rules fix of each `train` state's values, NaN elsewhere."""
+        shape = (*train.shape, self.game.final(episodes).shape[-1])
+        decided = np.full(shape, np.nan, dtype)
+        decided[train] = self.game.obey(episodes.states[train], decided[train])
+        return decided
 
     def _returns(
-        self, episodes: Episodes, padded: np.ndarray, train: np.ndarray, lam: float
+        self,
+        episodes: Episodes,
+        padded: np.ndarray,
+        train: np.ndarray,
+        decided: np.ndarray,
+        lam: float,
     ) -> np.ndarray:
         """The λ-returns of the `train` states bootstrapped from the values `padded`
-        (T, G, K) (or from the episodes' backups), each made to obey its state's rules."""
+        (T, G, K) (or from the episodes' backups), each state's what its rules decide
+        (`lambda_returns`' `decided`)."""
         game = self.game
         same = None
         if game.flip is not None:
@@ -827,8 +855,9 @@ class Learner:
             backups=episodes.backups,
             truncated=episodes.truncated,
             flip=game.flip,
+            decided=decided,
         )
-        return game.obey(episodes.states[train], returns[train])
+        return returns[train]
 
 
 def make_optimizer(model: torch.nn.Module, config: TDConfig) -> torch.optim.Optimizer:
