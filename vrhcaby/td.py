@@ -784,10 +784,9 @@ class Learner:
         that a plain position never needs. Such outputs still count in the mean, so the
         step per position is that of plain TD(λ) (`tests/test_td.py`).
         """
-        p, padded = self._values(episodes)
+        p, padded, decided = self._values(episodes)
         valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
         train = episodes.trained()
-        decided = self._decided(episodes, train, padded.dtype)
         targets = self._returns(episodes, padded, train, decided, lam)
         n = int(train.sum())
         chosen = torch.from_numpy(np.flatnonzero(train[valid])).to(self.device)
@@ -807,27 +806,27 @@ class Learner:
     def targets(self, episodes: Episodes, lam: float) -> np.ndarray:
         """The targets (N, K) `update` fits the trained states (`Episodes.trained`, in
         order) to, with the network as it is now."""
-        _, padded = self._values(episodes)
-        train = episodes.trained()
-        decided = self._decided(episodes, train, padded.dtype)
-        return self._returns(episodes, padded, train, decided, lam)
+        _, padded, decided = self._values(episodes)
+        return self._returns(episodes, padded, episodes.trained(), decided, lam)
 
-    def _values(self, episodes: Episodes) -> tuple[torch.Tensor, np.ndarray]:
-        """The network's values of every state, obeying the rules (`Game.obey`): (N, K)
-        with gradients, in order, and padded (T, G, K) numpy."""
+    def _values(self, episodes: Episodes) -> tuple[torch.Tensor, np.ndarray, np.ndarray]:
+        """The network's values of every state, obeying the rules: (N, K) with gradients,
+        in order, and padded (T, G, K) numpy; and what the rules decide of each state's
+        values (T, G, K), NaN where they leave a value open and after the end.
+
+        The rules are asked once, as `Game.obey` of NaN, and the answer serves both the
+        prediction and the targets (a bear-off's database value is read once)."""
         valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
         x = self.game.inputs(episodes, valid).to(self.device)
-        p = self.game.obey(episodes.states[valid], self.game.values(self.model(x)))
-        padded = np.zeros((*valid.shape, p.shape[-1]), np.float32)
+        raw = self.game.values(self.model(x))
+        free = np.full(tuple(raw.shape), np.nan, np.float32)
+        decided = np.full((*valid.shape, raw.shape[-1]), np.nan, np.float32)
+        decided[valid] = self.game.obey(episodes.states[valid], free)
+        fixed = torch.from_numpy(decided[valid]).to(raw.device)
+        p = torch.where(torch.isnan(fixed), raw, fixed.to(raw.dtype))
+        padded = np.zeros(decided.shape, np.float32)
         padded[valid] = p.detach().cpu().numpy()  # GPU sync point
-        return p, padded
-
-    def _decided(self, episodes: Episodes, train: np.ndarray, dtype: Any) -> np.ndarray:
-        """(T, G, K): what the rules fix of each `train` state's values, NaN elsewhere."""
-        shape = (*train.shape, self.game.final(episodes).shape[-1])
-        decided = np.full(shape, np.nan, dtype)
-        decided[train] = self.game.obey(episodes.states[train], decided[train])
-        return decided
+        return p, padded, decided
 
     def _returns(
         self,
