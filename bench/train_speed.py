@@ -1,12 +1,18 @@
 """Training speed: this batched TD(λ) trainer against a plain one-game-at-a-time trainer.
 
     python bench/train_speed.py [--config configs/full.toml] [--seconds 20] [--repeats 3]
+    python bench/train_speed.py --against ../base [--config ...]  # two checkouts
 
 Both count whole training games: move generation, encoding, network evaluation and the
 TD(λ) updates. The baseline is how typical PyTorch TD-Gammon code works: one game at a
 time, one forward call per ply over that position's candidates, then an online TD(λ)
 step with eligibility traces per output (Tesauro's rule), using the same engine, encoding
 and network size. Prints the median of `--repeats` timed runs of each, side by side.
+
+`--against DIR` times the batched trainer of this checkout against that of another
+(DIR, e.g. a worktree of an older commit) instead: each timed run in a fresh process of
+its own checkout, the two interleaved (this, other, this, other, ...) so that a change in
+the machine's load falls on both, the same config file for both; medians and their ratio.
 """
 
 from __future__ import annotations
@@ -94,13 +100,70 @@ def baseline(net: NetConfig, lam: float, lr: float, seconds: float) -> tuple[int
     return games, plies, time.perf_counter() - start
 
 
+# One timed run of a checkout's batched trainer, in its own process: argv root, config,
+# seconds, threads; prints [games, plies, seconds] as JSON.
+_ONE_RUN = """
+import importlib.util, json, sys
+root, config, seconds, threads = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+sys.path.insert(0, root)
+import torch
+if threads:
+    torch.set_num_threads(threads)
+spec = importlib.util.spec_from_file_location("train_speed", root + "/bench/train_speed.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+print(json.dumps(bench.batched(bench.load_config(bench.TrainConfig, config), seconds)))
+"""
+
+
+def against(other: Path, config: str, seconds: float, repeats: int, threads: int) -> int:
+    """This checkout's batched trainer against `other`'s, interleaved runs (see module)."""
+    import json
+    import os
+    import subprocess
+
+    here = Path(__file__).resolve().parents[1]
+    other = other.resolve()
+    if not (other / "bench" / "train_speed.py").is_file():
+        print(f"error: {str(other)[:300]} holds no bench/train_speed.py", file=sys.stderr)
+        return 2
+    config = str(Path(config).resolve())
+    runs: dict[Path, list[tuple[float, float]]] = {here: [], other: []}
+    for _ in range(repeats):
+        for root in runs:
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            args = [sys.executable, "-c", _ONE_RUN, str(root), config, str(seconds), str(threads)]
+            done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
+            if done.returncode:
+                print(f"error: the run in {root} failed: {done.stderr[-300:]}", file=sys.stderr)
+                return 1
+            games, plies, elapsed = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[root].append((plies / elapsed, games / elapsed))
+            print(f"{root!s:<40} {plies / elapsed:>10,.0f} plies/s", flush=True)
+    print(f"{'checkout':<40} {'plies/s':>10} {'games/s':>9}  (medians of {repeats})")
+    medians = {}
+    for root, rates in runs.items():
+        medians[root] = statistics.median(p for p, _ in rates)
+        games = statistics.median(g for _, g in rates)
+        print(f"{root!s:<40} {medians[root]:>10,.0f} {games:>9,.1f}")
+    print(f"ratio: {medians[here] / medians[other]:.3f} (this / other, plies/s)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="configs/full.toml", help="training config")
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds per timed run")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    parser.add_argument(
+        "--against", metavar="DIR", type=Path, help="time the batched trainer against DIR's"
+    )
     args = parser.parse_args(argv)
+    if args.repeats < 1 or args.seconds <= 0:
+        parser.error("--repeats must be at least 1 and --seconds positive")
+    if args.against is not None:
+        return against(args.against, args.config, args.seconds, args.repeats, args.threads)
     cfg = load_config(TrainConfig, args.config)
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -40,13 +40,20 @@ def trace_reference(model, games, lam):
     Per output k, the trace e_k <- λ e_k + ∇P_k (its outputs re-expressed in the new
     mover's view when the side changes), and the update accumulates δ_t · e_t, with
     δ_t the one-step error: next value (in this mover's view) minus this value, the final
-    result at the end. Weights stay fixed during the games; returns the summed update.
+    result at the end. Values are the network's made to obey the rules (`obey_rules`), as
+    the trainer's are: an output the rules decide has no gradient, and its trace starts
+    afresh there (its λ-return is the decided value, not a continuation). Weights stay
+    fixed during the games; returns the summed update.
     """
     params = list(model.parameters())
     total = [torch.zeros_like(p) for p in params]
 
-    def value(board):
-        return joint(model(torch.from_numpy(encode_tesauro(board[None]))))[0]
+    def value(board):  # the value the trainer learns: the network's, obeying the rules
+        out = joint(model(torch.from_numpy(encode_tesauro(board[None]))))
+        return obey_rules(board[None], out)[0]
+
+    def decided(board):  # the outputs the rules fix: their λ-returns start afresh there
+        return torch.from_numpy(~np.isnan(obey_rules(board[None], np.full((1, 5), np.nan))[0]))
 
     for states, movers, result in games:
         traces = [torch.zeros((5, *p.shape)) for p in params]
@@ -56,6 +63,7 @@ def trace_reference(model, games, lam):
             view = CHANGE_OF_VIEW if t and movers[t] != movers[t - 1] else torch.eye(5)
             for j in range(len(params)):
                 traces[j] = lam * torch.einsum("kl,l...->k...", view, traces[j])
+                traces[j][decided(states[t])] = 0
                 traces[j] += torch.stack([g[j] for g in jac])
             with torch.no_grad():
                 if t == len(states) - 2:

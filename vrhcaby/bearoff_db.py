@@ -67,12 +67,14 @@ class BearoffDB:
         if not np.isin(classes, (BEAROFF1, BEAROFF2)).all():
             raise ValueError("the bear-off databases only cover positions with every checker home")
         to_roll, mover = bearoff.row_index(after[:, 0]), bearoff.row_index(after[:, 1])
-        out = bearoff.one_sided_outcome(
-            self.rolls[to_roll], self.first[to_roll], self.rolls[mover], self.first[mover]
-        )
         small = classes == BEAROFF2
-        out[small] = 0.0
+        out = np.zeros((len(after), 5))
         out[small, 0] = 1.0 - self.win[to_roll[small], mover[small]]
+        if not small.all():  # the one-sided races only where the two-sided table ends
+            a, b = to_roll[~small], mover[~small]
+            out[~small] = bearoff.one_sided_outcome(
+                self.rolls[a], self.first[a], self.rolls[b], self.first[b]
+            )
         return out
 
     def cubeful(self, boards: np.ndarray, cube: str = "centre") -> np.ndarray:

@@ -525,6 +525,11 @@ class Game(Protocol):
         """The values (N, K) the network's raw output stands for."""
         ...
 
+    def obey(self, states: np.ndarray, values: Any) -> Any:
+        """`values` (N, K) of `states` (N, ...), numpy or torch, made to obey what the
+        game's rules decide (the identity where they decide nothing)."""
+        ...
+
     def final(self, episodes: Episodes) -> np.ndarray:
         """float32 (G, K): the value of each game's last state, from `episodes.values`."""
         ...
@@ -579,6 +584,11 @@ class Backgammon:
 
     def values(self, output: torch.Tensor) -> torch.Tensor:
         return joint(output)
+
+    def obey(self, states: np.ndarray, values: Any) -> Any:
+        """`vrhcaby.lawful.obey_rules`: impossible outcomes zeroed, finished games their
+        result, bear-offs the databases' exact values."""
+        return obey_rules(states, values)
 
     def final(self, episodes: Episodes) -> np.ndarray:
         return outcome(episodes.values)
@@ -661,6 +671,7 @@ def lambda_returns(
     backups: np.ndarray | None = None,
     truncated: np.ndarray | None = None,
     flip: Callable[[np.ndarray], np.ndarray] | None = invert,
+    decided: np.ndarray | None = None,
 ) -> np.ndarray:
     """λ-return targets (T, G, K) of padded episodes: T states of G games, K outputs.
 
@@ -678,6 +689,11 @@ def lambda_returns(
     its target is its backup B_t. `final` (G, K) is the value of each finished game's last
     state in its mover's view; targets at and after a game's last state are not meant for
     training (see `Episodes.trained`).
+
+    `decided` (T, G, K), where not NaN, is the value the rules fix for that output of state
+    t (`Game.obey` of NaN: an impossible outcome's 0, a bear-off's database value): G_t
+    takes it, and so the returns of earlier states bootstrap from the exact value rather
+    than from a sampled continuation of it.
     """
     if (values is None) == (backups is None):
         raise ValueError("lambda_returns needs either the network values or the backups")
@@ -712,6 +728,8 @@ def lambda_returns(
         target = view(blended, t)
         if rewards is not None:
             target = rewards[t] + target
+        if decided is not None:
+            target = np.where(np.isnan(decided[t]), target, decided[t])
         g[t] = np.where((t < last)[:, None], target, g[t])
     return g
 
@@ -750,49 +768,95 @@ class Learner:
         self.device = device
 
     def update(self, episodes: Episodes, lam: float) -> UpdateStats:
-        """One optimizer step on the λ-return loss of all trained states of `episodes`."""
-        game = self.game
-        steps = episodes.movers.shape[0]
-        valid = np.arange(steps)[:, None] < episodes.lengths[None, :]
-        x = game.inputs(episodes, valid).to(self.device)
-        p = game.values(self.model(x))
-        padded = np.zeros((*valid.shape, p.shape[-1]), np.float32)
-        padded[valid] = p.detach().cpu().numpy()  # GPU sync point
-        same = None
-        if game.flip is not None:
-            same = np.zeros_like(valid)
-            same[:-1] = episodes.movers[1:] == episodes.movers[:-1]
-        final = game.final(episodes)
-        values = padded if episodes.backups is None else None
+        """One optimizer step on the λ-return loss of all trained states of `episodes`.
 
-        def returns(lam: float) -> np.ndarray:
-            return lambda_returns(
-                values,
-                same,
-                episodes.lengths,
-                final,
-                lam,
-                rewards=episodes.rewards,
-                backups=episodes.backups,
-                truncated=episodes.truncated,
-                flip=game.flip,
-            )
-
-        targets = returns(lam)
+        Both sides of the loss obey the rules (`Game.obey`; backgammon: `obey_rules`).
+        The targets: the values bootstrapped from are those self-play chose its plays by
+        (the network's, made to obey the rules of their states), and each λ-return takes
+        what the rules decide of its own state (`lambda_returns`' `decided`), so that a
+        bear-off is fitted to its exact database value (and earlier states bootstrap from
+        that), a finished game to its result, a side that has borne off to no gammon
+        loss. The prediction fitted is masked the same way: an output the rules
+        decide equals its target and gives no gradient. Why: every use of the network
+        (self-play, agents, hint) goes through the same rules, so its raw value there is
+        never read; fitting it would spend the network's capacity (and the update's step)
+        on what the rules know, and pull shared weights toward zeros and database values
+        that a plain position never needs. Such outputs still count in the mean, so the
+        step per position is that of plain TD(λ) (`tests/test_td.py`).
+        """
+        p, padded, decided = self._values(episodes)
+        valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
         train = episodes.trained()
+        targets = self._returns(episodes, padded, train, decided, lam)
         n = int(train.sum())
         chosen = torch.from_numpy(np.flatnonzero(train[valid])).to(self.device)
-        target = torch.as_tensor(targets[train], dtype=p.dtype).to(self.device)
+        target = torch.as_tensor(targets, dtype=p.dtype).to(self.device)
         diff = target - p[chosen]
         loss = 0.5 * (diff * diff).sum() / max(n, 1)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
-        one_step = returns(0.0)
-        delta = (game.equity(one_step) - game.equity(padded))[train]
+        one_step = self._returns(episodes, padded, train, decided, 0.0)
+        delta = self.game.equity(one_step) - self.game.equity(padded[train])
         return UpdateStats(
             float(loss.detach()), float(delta.mean()), float(np.abs(delta).mean()), n
         )
+
+    @torch.no_grad()
+    def targets(self, episodes: Episodes, lam: float) -> np.ndarray:
+        """The targets (N, K) `update` fits the trained states (`Episodes.trained`, in
+        order) to, with the network as it is now."""
+        _, padded, decided = self._values(episodes)
+        return self._returns(episodes, padded, episodes.trained(), decided, lam)
+
+    def _values(self, episodes: Episodes) -> tuple[torch.Tensor, np.ndarray, np.ndarray]:
+        """The network's values of every state, obeying the rules: (N, K) with gradients,
+        in order, and padded (T, G, K) numpy; and what the rules decide of each state's
+        values (T, G, K), NaN where they leave a value open and after the end.
+
+        The rules are asked once, as `Game.obey` of NaN, and the answer serves both the
+        prediction and the targets (a bear-off's database value is read once)."""
+        valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
+        x = self.game.inputs(episodes, valid).to(self.device)
+        raw = self.game.values(self.model(x))
+        free = np.full(tuple(raw.shape), np.nan, np.float32)
+        decided = np.full((*valid.shape, raw.shape[-1]), np.nan, np.float32)
+        decided[valid] = self.game.obey(episodes.states[valid], free)
+        fixed = torch.from_numpy(decided[valid]).to(raw.device)
+        p = torch.where(torch.isnan(fixed), raw, fixed.to(raw.dtype))
+        padded = np.zeros(decided.shape, np.float32)
+        padded[valid] = p.detach().cpu().numpy()  # GPU sync point
+        return p, padded, decided
+
+    def _returns(
+        self,
+        episodes: Episodes,
+        padded: np.ndarray,
+        train: np.ndarray,
+        decided: np.ndarray,
+        lam: float,
+    ) -> np.ndarray:
+        """The λ-returns of the `train` states bootstrapped from the values `padded`
+        (T, G, K) (or from the episodes' backups), each state's what its rules decide
+        (`lambda_returns`' `decided`)."""
+        game = self.game
+        same = None
+        if game.flip is not None:
+            same = np.zeros(train.shape, bool)
+            same[:-1] = episodes.movers[1:] == episodes.movers[:-1]
+        returns = lambda_returns(
+            padded if episodes.backups is None else None,
+            same,
+            episodes.lengths,
+            game.final(episodes),
+            lam,
+            rewards=episodes.rewards,
+            backups=episodes.backups,
+            truncated=episodes.truncated,
+            flip=game.flip,
+            decided=decided,
+        )
+        return returns[train]
 
 
 def make_optimizer(model: torch.nn.Module, config: TDConfig) -> torch.optim.Optimizer:
