@@ -209,3 +209,23 @@ def test_every_built_in_agent_pickles_and_plays_as_before(spec):
     np.testing.assert_array_equal(
         copy.choose_boards(boards, dice), agent.choose_boards(boards, dice)
     )
+
+
+def test_an_interrupt_that_numba_wraps_still_counts_as_one():
+    """A SIGINT landing inside numba's unpickling surfaces as a SystemError caused by the
+    KeyboardInterrupt: the rollout and tournament loops must still keep what finished."""
+    from vrhcaby.pool import caused_by_interrupt as interrupted
+
+    def wrapped(inner: BaseException) -> SystemError:
+        try:
+            try:
+                raise inner
+            except BaseException as exc:
+                raise SystemError("returned a result with an exception set") from exc
+        except SystemError as outer:
+            return outer
+
+    assert interrupted(KeyboardInterrupt())
+    assert interrupted(wrapped(KeyboardInterrupt()))
+    assert not interrupted(wrapped(ValueError("a real error")))
+    assert not interrupted(SystemError("plain"))

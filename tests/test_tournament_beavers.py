@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from test_matchfile import CubeBot  # doubles and takes, knows no beavers
 from test_tournament_command import parse
 
 import engine
@@ -55,25 +56,6 @@ class Beaverer(Eager):
 
     def double_decision(self, position, context) -> bool:
         return False
-
-
-class Sometimes(PubevalAgent):
-    """Pubeval with a cube that knows no beavers: doubles every 7th time it is asked,
-    passes every 3rd double."""
-
-    cube_aware = True
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.k = 0
-
-    def double_decision(self, position, context) -> bool:
-        self.k += 1
-        return self.k % 7 == 0
-
-    def take_decision(self, position, context) -> bool:
-        self.k += 1
-        return self.k % 3 != 0
 
 
 def cube_actions(record: dict) -> list[tuple]:
@@ -149,8 +131,8 @@ def test_no_beavers_means_plain_takes_and_the_agents_are_not_asked():
 
 def test_agents_without_beavers_play_the_same_games_and_chunks_agree():
     kw = dict(games=12, seed=4, record=True, jacoby=True)
-    on = play_pair(Sometimes("x"), Sometimes("y"), beavers=True, **kw)
-    off = play_pair(Sometimes("x"), Sometimes("y"), beavers=False, **kw)
+    on = play_pair(CubeBot("x"), CubeBot("y"), beavers=True, **kw)
+    off = play_pair(CubeBot("x"), CubeBot("y"), beavers=False, **kw)
     assert any(cube_actions(g.record) for g in on.results)
     assert [g.record for g in on.results] == [g.record for g in off.results]
     # Eager agents that do not know beavers play exactly the no-beavers games.

@@ -38,6 +38,18 @@ _PRELOAD = ["agents", "agents.td", "vrhcaby.rollout", "vrhcaby.tournament"]
 _END = object()  # no more tasks (None may be a task)
 
 
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` is a KeyboardInterrupt or came from one. A Ctrl-C (or a SIGTERM that
+    `StopSignals` turns into one) raised while numba unpickles a compiled function's
+    constants surfaces as a SystemError caused by the KeyboardInterrupt; the work loops
+    that keep what they finished on an interrupt treat both alike."""
+    while exc is not None:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
+
 class WorkerDied(ChildProcessError):
     """A worker process ended while the pool was open."""
 

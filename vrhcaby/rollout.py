@@ -78,7 +78,7 @@ from vrhcaby.oneply import (
     every_roll,
     game_value,
 )
-from vrhcaby.pool import SHARED, WorkerPool
+from vrhcaby.pool import SHARED, WorkerPool, caused_by_interrupt
 from vrhcaby.stats import nan_to_none
 
 __all__ = [
@@ -718,6 +718,10 @@ def _run(
                 for trials, part in pool.imap_unordered(_chunks(s.trials, s.chunk)):
                     keep(trials, part)
     except KeyboardInterrupt:
+        return results(True)
+    except SystemError as exc:  # an interrupt inside numba's unpickling (pool.caused_by_interrupt)
+        if not caused_by_interrupt(exc):
+            raise
         return results(True)
     return results(False)
 

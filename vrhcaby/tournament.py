@@ -30,7 +30,7 @@ import numpy as np
 
 import engine
 from agents.base import GameContext, play_reaching, play_reaching_ad
-from vrhcaby.pool import SHARED, WorkerPool
+from vrhcaby.pool import SHARED, WorkerPool, caused_by_interrupt
 from vrhcaby.stats import mean_ci95, nan_to_none, wilson_ci95
 
 #: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
@@ -467,36 +467,32 @@ def _move_record(
 ) -> dict:
     """One turn of a recorded game: the play in notation, its steps and the position it
     was played from (acey-deucey: with the waiting checkers, and whether it rolls again)."""
-    text, steps = "", []
-    if engine.get_variant(variant).enter_from_start:
+    acey_deucey = engine.get_variant(variant).enter_from_start
+    if acey_deucey:
         from engine.acey_deucey import position_from_board_ad
         from engine.waiting import waiting_id
 
         pos = position_from_board_ad(before)
-        if not np.array_equal(before, after):
-            play = play_reaching_ad(pos, dice, after, again)
-            text = str(play)
-            steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
-        return {
-            "player": seat,
-            "dice": list(dice),
-            "play": text,
-            "steps": steps,
-            "position_id": waiting_id(pos),
-            "extra_turn": again,
-        }
-    pos = engine.Position(before)
+    else:
+        pos = engine.Position(before)
+    text, steps = "", []
     if not np.array_equal(before, after):
-        play = play_reaching(pos, dice, after)
+        if acey_deucey:
+            play = play_reaching_ad(pos, dice, after, again)
+        else:
+            play = play_reaching(pos, dice, after)
         text = str(play)
         steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
-    return {
+    record = {
         "player": seat,
         "dice": list(dice),
         "play": text,
         "steps": steps,
-        "position_id": pos.position_id(),
+        "position_id": waiting_id(pos) if acey_deucey else pos.position_id(),
     }
+    if acey_deucey:
+        record["extra_turn"] = again
+    return record
 
 
 def _worker_chunk(samples: range) -> list[GameResult]:
@@ -553,6 +549,10 @@ def run_pair(
                     for r in chunk_results:
                         keep(r)
     except KeyboardInterrupt:
+        return results, True
+    except SystemError as exc:  # an interrupt inside numba's unpickling (pool.caused_by_interrupt)
+        if not caused_by_interrupt(exc):
+            raise
         return results, True
     return results, False
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ from engine.formats import MatchState, match_id, position_id, xgid_or_none
 from engine.svg import board_svg
 from engine.variants import get_variant
 from engine.waiting import read_position
+from vrhcaby import checkpoint
 from vrhcaby.board_text import draw
 from vrhcaby.cli import UsageError
 
@@ -83,19 +82,12 @@ def parse_shown_play(text: str, board: np.ndarray, state: MatchState | None) -> 
     raise ValueError(f"--play {text!r} is not a legal play of any roll here") from first_error
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder, then rename."""
+def write_svg(path: Path, svg: str) -> None:
+    """Write the picture atomically (`checkpoint.write_atomic`) into a folder that exists."""
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"--svg {path}: folder {str(folder)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    checkpoint.write_atomic(path, svg)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--play draws arrows on the picture: give --svg FILE")
     if args.svg:
         steps = parse_shown_play(args.play, board, state).steps if args.play else ()
-        write_atomic(Path(args.svg), board_svg(board, state, steps) + "\n")
+        write_svg(Path(args.svg), board_svg(board, state, steps) + "\n")
     if args.json:
         print(json.dumps(show_json(board, state)))
     elif not args.svg:
