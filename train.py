@@ -95,8 +95,9 @@ class TrainConfig:
             raise ValueError("the six-dice trainer learns the standard rules (variant standard)")
         if self.eval.judge_games and (self.game != "backgammon" or self.variant != "standard"):
             raise ValueError("eval.judge_games judges standard backgammon only")
-        if self.games < 1 or self.checkpoint_every < 1 or self.keep < 1:
-            raise ValueError("games, checkpoint_every and keep must be at least 1")
+        for key in ("games", "checkpoint_every", "keep"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
         if not re.fullmatch(r"\w[\w.+-]*", self.name):
             raise ValueError(
                 f"name must be a file-name part (letters, digits, and . _ + - after the "
