@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from vrhcaby.cli import Parser
-from vrhcaby.commands.tournament import add_arguments, run
+from vrhcaby.cli.common import Parser
+from vrhcaby.cli.tournament import add_arguments, run
 
 
 def main(argv: list[str] | None = None) -> int:

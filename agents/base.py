@@ -16,14 +16,14 @@ concedes a backgammon, the most a game can be worth, so accepting can never cost
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 import engine
+from vrhcaby.equity.context import MONEY, CubeOwner, GameContext
 
-CubeOwner = Literal["centre", "me", "opponent"]
+__all__ = ["MONEY", "CubeOwner", "GameContext"]  # the context agents are asked in
 
 #: Board-only variants: a (2, 25) board is the whole state, so batched play applies.
 BOARD_VARIANTS = ("standard", "nackgammon", "nackgammon-seed")
@@ -31,53 +31,6 @@ BOARD_VARIANTS = ("standard", "nackgammon", "nackgammon-seed")
 #: The variant whose boards are (2, 26) (column 25 the waiting checkers) and whose turns
 #: may earn another roll; agents that play it say so with `acey_deucey = True`.
 ACEY_DEUCEY = "acey-deucey"
-
-
-@dataclass(frozen=True)
-class GameContext:
-    """What an agent knows about the cube and the match, from the view of the side asked."""
-
-    #: The cube's value (1 while it has never been turned).
-    cube_value: int = 1
-    #: Who may double next: the centre (either side) or the side that owns the cube.
-    cube_owner: CubeOwner = "centre"
-    #: Whether the cube is in play at all (`--no-cube` turns it off).
-    cube_enabled: bool = True
-    #: The highest cube value allowed.
-    max_cube: int = 64
-    #: Match length in points; 0 for money play.
-    match_to: int = 0
-    #: Points already won in the match: (the side asked, its opponent).
-    score: tuple[int, int] = (0, 0)
-    #: Whether this game is the Crawford game (no doubling at all).
-    crawford: bool = False
-    #: Money play only: gammons count single while the cube has never been turned.
-    jacoby: bool = False
-    #: Money play only: a side doubled may beaver (take and redouble at once, keeping
-    #: the cube), so a double is judged against that answer.
-    beavers: bool = False
-
-    def flip(self) -> GameContext:
-        """The same context seen by the other side."""
-        owner: CubeOwner = {"centre": "centre", "me": "opponent", "opponent": "me"}[self.cube_owner]
-        return replace(self, cube_owner=owner, score=(self.score[1], self.score[0]))
-
-    def may_double(self) -> bool:
-        """Whether the side asked may legally and usefully offer a double now."""
-        if not self.cube_enabled or self.crawford or self.cube_owner == "opponent":
-            return False
-        if self.cube_value * 2 > self.max_cube:
-            return False
-        if self.match_to:
-            away = self.match_to - self.score[0]
-            # Needing one point, or already winning the match with the current cube,
-            # a double gains nothing (the rules say: offer no such double).
-            if away <= 1 or self.cube_value >= away:
-                return False
-        return True
-
-
-MONEY = GameContext()
 
 
 @runtime_checkable

@@ -24,8 +24,8 @@ import numpy as np
 
 import engine
 from agents.base import CubelessAgent, GameContext, play_reaching
-from vrhcaby import analysis
-from vrhcaby.cube import GNUBG_EFFICIENCY
+from vrhcaby.equity import decisions
+from vrhcaby.equity.cube import GNUBG_EFFICIENCY
 
 INSTALL_HINT = "pip install gnubg-nn  (or: pip install 'vrhcaby[gnubg]')"
 
@@ -97,7 +97,7 @@ class GnubgAgent(CubelessAgent):
         """gnubg's cube decision for the side on roll of `board` in its `context`: with
         beavers allowed (`context.beavers`, or `beavers`), a double is judged against a
         beaver, as gnubg's FindBestCubeDecision does."""
-        return analysis.cube_decision(
+        return decisions.cube_decision(
             self.before_roll(board),
             board,
             context,
@@ -125,11 +125,11 @@ class GnubgAgent(CubelessAgent):
         return d.take and d.beaver
 
     def resign_offer(self, position: engine.Position, context: GameContext) -> int:
-        return analysis.resignation_offer(self.before_roll(position.board), context)
+        return decisions.resignation_offer(self.before_roll(position.board), context)
 
     def accept_resignation(
         self, position: engine.Position, context: GameContext, value: int
     ) -> bool:
         """Offered `value` by the opponent, in row 0 and on roll (as the runner asks)."""
         resigner = position.board[::-1]
-        return analysis.accept_resignation(self.before_roll(resigner), value, context.flip())
+        return decisions.accept_resignation(self.before_roll(resigner), value, context.flip())

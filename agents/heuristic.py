@@ -106,7 +106,7 @@ EXTRA_ROLL = 3.0
 def heuristic_scores_ad(afterstates: np.ndarray, extra: np.ndarray) -> np.ndarray:
     """The table's score of each acey-deucey afterstate (N, 2, 26), float (N,); `extra`
     (N,) bool marks those whose mover rolls again."""
-    from vrhcaby.encode import WAITING, waiting_on_bar
+    from vrhcaby.nn.encode import WAITING, waiting_on_bar
 
     a = np.asarray(afterstates)
     plain = waiting_on_bar(a)

@@ -1,6 +1,6 @@
 """The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
 
-Spec `td[:PATH][?plies=0|1|2&filter=K0,K1]`. The evaluator (from `vrhcaby.net.load_evaluator`,
+Spec `td[:PATH][?plies=0|1|2&filter=K0,K1]`. The evaluator (from `vrhcaby.nn.net.load_evaluator`,
 or any object with `.probabilities(afterstates) -> (N, 5)` and `.variant`) gives, for each
 afterstate (mover in row 1, opponent to roll), P(win), P(win gammon), P(win backgammon),
 P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equity.
@@ -20,7 +20,7 @@ of the evaluator.
 The agent is cube-aware: before its roll it evaluates the position for the side on roll
 (`before_roll`: the opponent's afterstate, seen from the other side) and makes its double,
 take and resignation decisions from those five probabilities with Janowski's cubeful
-model and the match equity table (`vrhcaby.analysis`, `vrhcaby.cube`), at `cube_plies`
+model and the match equity table (`vrhcaby.analysis`, `vrhcaby.equity.cube`), at `cube_plies`
 (default 0, so a cube decision costs about as much as a move).
 
 Acey-deucey (an evaluator whose `variant` is "acey-deucey": boards (2, 26), column 25 the
@@ -52,11 +52,11 @@ from agents.base import (
     play_reaching,
     segment_argmax,
 )
-from vrhcaby import analysis
-from vrhcaby.checkpoint import CheckpointError
-from vrhcaby.cube import GNUBG_EFFICIENCY, Efficiency
-from vrhcaby.encode import waiting_on_bar
-from vrhcaby.net import equity, invert, outcome
+from vrhcaby.equity import decisions
+from vrhcaby.equity.cube import GNUBG_EFFICIENCY, Efficiency
+from vrhcaby.nn.checkpoint import CheckpointError
+from vrhcaby.nn.encode import waiting_on_bar
+from vrhcaby.nn.net import equity, invert, outcome
 
 #: The shipped networks, beside the code: `td:NAME` finds `NAME.pt` here from any
 #: working directory.
@@ -253,7 +253,7 @@ class TDAgent(AfterstateAgent):
         p = self.before_roll(board[None])[0]
         plain = waiting_on_bar(board[None])[0] if self.acey_deucey else board
         beavers = beavers or self.beavers or context.beavers
-        return analysis.cube_decision(p, plain, context, params=self.efficiency, beavers=beavers)
+        return decisions.cube_decision(p, plain, context, params=self.efficiency, beavers=beavers)
 
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:
         if not self.cube_aware or not context.may_double():
@@ -279,7 +279,7 @@ class TDAgent(AfterstateAgent):
         if not self.cube_aware:
             return 0
         p = self.before_roll(self._board(position)[None])[0]
-        return analysis.resignation_offer(p, context)
+        return decisions.resignation_offer(p, context)
 
     def accept_resignation(
         self, position: engine.Position, context: GameContext, value: int
@@ -289,7 +289,7 @@ class TDAgent(AfterstateAgent):
         if not self.cube_aware:
             return super().accept_resignation(position, context, value)
         p = self.before_roll(self._board(position.flip())[None])[0]
-        return analysis.accept_resignation(p, value, context.flip())
+        return decisions.accept_resignation(p, value, context.flip())
 
     def score(
         self,
@@ -341,7 +341,7 @@ class _Ranking:
     """Turns probabilities of afterstates into the values plays are ranked by.
 
     Without contexts: cubeless money equity. With one context per board: the cubeful
-    equity (`analysis.play_equities`) of each distinct context that has a live cube or a
+    equity (`decisions.play_equities`) of each distinct context that has a live cube or a
     match, the cubeless equity for money games without the cube. One batched call per
     distinct context; money equities are per unit of the cube, so money games that differ
     only in the cube's value (not in who may double) share one.
@@ -366,7 +366,7 @@ class _Ranking:
         )
         self.contexts = list(index)
         self.group = of_board[parent]
-        self.x = analysis.efficiencies(afterstates[:, ::-1], params) if index else None
+        self.x = decisions.efficiencies(afterstates[:, ::-1], params) if index else None
 
     def __call__(self, p: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Values of the afterstates `rows` (a mask or indices; all if None) whose
@@ -380,7 +380,7 @@ class _Ranking:
         for g, context in enumerate(self.contexts):
             mine = np.flatnonzero(group == g)
             if len(mine):
-                out[mine] = analysis.play_equities(
+                out[mine] = decisions.play_equities(
                     p[mine], after[mine], context, params=self.params, x=x[mine]
                 )
         return out
@@ -426,8 +426,8 @@ def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) 
             "checkpoint as td:PATH"
         )
     try:
-        from vrhcaby.checkpoint import CheckpointError
-        from vrhcaby.net import load_evaluator
+        from vrhcaby.nn.checkpoint import CheckpointError
+        from vrhcaby.nn.net import load_evaluator
     except ImportError as exc:
         raise ValueError(f"td: cannot load networks ({exc})") from exc
     spec = f"td:{path}" if path else "td"

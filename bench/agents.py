@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents import load_agent
 from agents.td import SHIPPED, TDAgent
-from vrhcaby.tournament import play_pair
+from vrhcaby.play.tournament import play_pair
 
 YARDSTICKS = (
     ("heuristic", "random"),
@@ -33,7 +33,7 @@ YARDSTICKS = (
 def td_agent() -> TDAgent:
     if SHIPPED.is_file():
         return load_agent("td")  # type: ignore[return-value]
-    from vrhcaby.net import Evaluator, NetConfig
+    from vrhcaby.nn.net import Evaluator, NetConfig
 
     cfg = NetConfig()
     rng = np.random.default_rng(0)

@@ -29,8 +29,8 @@ SHIPPED = ROOT / "checkpoints" / "td-best.pt"
 
 def stand_in_network(directory: Path) -> Path:
     """A 198-80-5 Tesauro-encoded network with random weights."""
-    from vrhcaby import checkpoint
-    from vrhcaby.net import NetConfig
+    from vrhcaby.nn import checkpoint
+    from vrhcaby.nn.net import NetConfig
 
     config = NetConfig("tesauro", (80,), "sigmoid")
     rng = np.random.default_rng(0)
@@ -44,10 +44,10 @@ def stand_in_network(directory: Path) -> Path:
 
 
 def hint_command(agent: str, position: str, dice: str, plies: int) -> list[str]:
-    """The hint command line, through `vrhcaby.cli` (registering `hint` if the installed
+    """The hint command line, through `vrhcaby.cli.main` (registering `hint` if the installed
     command list does not have it yet)."""
     code = (
-        "import sys, vrhcaby.cli as cli\n"
+        "import sys, vrhcaby.cli.main as cli\n"
         "if 'hint' not in cli.COMMANDS: cli.COMMANDS = ('hint',)\n"
         "sys.exit(cli.main(sys.argv[1:]))"
     )

@@ -6,7 +6,7 @@ The positions and rolls come from `--games` cubeless money games of the first ag
 against pubeval (mirrored dice, `--seed`): every turn with more than one legal play.
 Every agent plays every one of those positions, and each play costs the difference, in
 gnubg's 0-ply cubeless equity, between gnubg's best play of the roll and the agent's
-(`vrhcaby.judge`). Printed: the mean cost per move with its standard error, the total
+(`vrhcaby.play.judge`). Printed: the mean cost per move with its standard error, the total
 per game and side (the equity one side gives away in a game, played by this agent), the
 mean by position class, and each agent's paired difference to the first.
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import engine
 from agents import load_agent
-from vrhcaby.judge import CLASSES, Judged, gnubg_equities, recorded_positions
+from vrhcaby.play.judge import CLASSES, Judged, gnubg_equities, recorded_positions
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,9 +24,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from train import TrainConfig
-from vrhcaby.config import load_config
-from vrhcaby.distributed import DistributedConfig, RayTrainer, connect
-from vrhcaby.td import Trainer, scheduled
+from vrhcaby.base.config import load_config
+from vrhcaby.learn.ray import DistributedConfig, RayTrainer
+from vrhcaby.learn.td import Trainer, scheduled
+from vrhcaby.play.ray import connect
 
 
 def timed(trainer: Trainer | RayTrainer, seconds: float) -> tuple[int, float]:

@@ -37,7 +37,7 @@ def network(path: str | None):
     import numpy as np
 
     from agents.td import SHIPPED
-    from vrhcaby.net import Evaluator, NetConfig, load_evaluator
+    from vrhcaby.nn.net import Evaluator, NetConfig, load_evaluator
 
     file = Path(path) if path else SHIPPED
     if file.is_file():
@@ -63,7 +63,7 @@ def measure(args: argparse.Namespace, names: list[str]) -> list[dict]:
     sys.path.insert(0, str(Path(args.root).resolve()))
     import engine
     from agents.td import TDAgent
-    from vrhcaby.rollout import Settings, rollout_position
+    from vrhcaby.play.rollout import Settings, rollout_position
 
     evaluator, described = network(args.net)
     agent = TDAgent(evaluator, plies=0)

@@ -23,15 +23,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.sixdice import (
+from vrhcaby.sixdice.learner import load_net, net_values
+from vrhcaby.sixdice.players import (
     ALL_OPEN,
-    load_dice_agent,
     play_game,
     self_play,
     solve,
     table_values,
 )
-from agents.sixdice_td import load_net, net_values
+from vrhcaby.sixdice.specs import load_dice_agent
 
 
 def interval(totals: np.ndarray) -> tuple[float, float]:

@@ -10,6 +10,7 @@ walks one position in plain Python, so that a one-off question starts fast.
 ['13/2', '13/7 8/3', '13/8 13/7']
 """
 
+from engine.board import CHECKERS, has_contact, pips, validate_board
 from engine.classify import classify_boards
 from engine.formats import (
     GameState,
@@ -41,7 +42,7 @@ from engine.play import (
     legal_plays,
     parse_dice,
 )
-from engine.position import CHECKERS, Position, has_contact, pips, validate_board
+from engine.position import Position
 from engine.variants import VARIANTS, Variant, get_variant
 
 # The batched generator and acey-deucey's kernels are compiled by numba: imported on first

@@ -6,7 +6,7 @@ counts read as base-16 digits, point 1 lowest), so the 924 with at most 6 checke
 ones the two-sided database pairs, come first and take the same indices in both tables.
 
 The tables themselves are built by `engine.bearoff_build` (numba) and cached on disk
-above the engine (`vrhcaby.bearoff_db`); this module only reads them, in numpy:
+above the engine (`vrhcaby.nn.bearoff_db`); this module only reads them, in numpy:
 
 - one-sided, for each position: `rolls[i, n]`, the probability that bearing off all its
   checkers takes exactly n rolls (the move each roll chosen to minimise the expected

@@ -43,7 +43,7 @@ HOME_POINTS = 6
 _CRASH_N = 6
 
 #: Batches up to this size are classified in numpy while numba is not loaded (as
-#: `vrhcaby.jit.SMALL_BATCH`), so that a one-off question does not pay for loading it.
+#: `vrhcaby.base.jit.SMALL_BATCH`), so that a one-off question does not pay for loading it.
 _SMALL_BATCH = 256
 
 

@@ -26,7 +26,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from engine.position import CHECKERS, validate_board
+from engine.board import CHECKERS, validate_board
 from engine.text import quoted
 
 __all__ = [

@@ -24,8 +24,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from engine.board import CHECKERS, pips, validate_board
 from engine.formats import MatchState, match_id, position_id, xgid_or_none
-from engine.position import CHECKERS, pips, validate_board
 
 __all__ = ["board_svg"]
 

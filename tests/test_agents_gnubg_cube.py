@@ -23,7 +23,7 @@ import engine
 from agents import load_agent
 from agents.base import GameContext
 from agents.gnubg import GnubgAgent
-from vrhcaby.tournament import play_pair
+from vrhcaby.play.tournament import play_pair
 
 #: A decision is "clear" when the chosen action beats the others by this much.
 MARGIN = 0.03

@@ -121,9 +121,9 @@ def test_bad_plies():
 
 def test_td_spec_loads_a_checkpoint_and_plays(tmp_path):
     from agents import load_agent
-    from vrhcaby import checkpoint
-    from vrhcaby.net import Evaluator, NetConfig
-    from vrhcaby.tournament import play_pair
+    from vrhcaby.nn import checkpoint
+    from vrhcaby.nn.net import Evaluator, NetConfig
+    from vrhcaby.play.tournament import play_pair
 
     cfg = NetConfig(hidden=(8,))
     rng = np.random.default_rng(0)

@@ -1,5 +1,5 @@
 """The neural agent's cube and resignation decisions against a plain reference built here
-from the evaluator's probabilities and `vrhcaby.cube`, one position at a time, and in
+from the evaluator's probabilities and `vrhcaby.equity.cube`, one position at a time, and in
 tournament matches and money sessions with the cube."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from gnubg_oracle import GnubgEvaluator
 import engine
 from agents.base import GameContext
 from agents.td import TDAgent
-from vrhcaby import analysis, cube
-from vrhcaby.tournament import play_pair
+from vrhcaby import analysis
+from vrhcaby.equity import cube
+from vrhcaby.play.tournament import play_pair
 
 
 class PipEvaluator:

@@ -23,13 +23,15 @@ from gnubg_oracle import GnubgEvaluator, invert
 import engine
 from agents.base import GameContext
 from agents.td import TDAgent
-from vrhcaby import analysis, cube
+from vrhcaby import analysis
+from vrhcaby.equity import cube, decisions
+from vrhcaby.equity.context import context_for
 
 EC_CUBEFUL = gnubg.eval_context(1, 0, 1, 0, 0.0)
 RACE = 8  # gnubg.classify: 8 race, 9 crashed, 10 contact; below: exact bear-off tables
-PYPI = cube.GNUBG_PYPI_EFFICIENCY  # the installed gnubg's efficiencies (see vrhcaby.cube)
+PYPI = cube.GNUBG_PYPI_EFFICIENCY  # the installed gnubg's efficiencies (see vrhcaby.equity.cube)
 ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
-MET_FILE = Path(__file__).parents[1] / "vrhcaby" / "data" / "kazaross-xg2.json"
+MET_FILE = Path(__file__).parents[1] / "vrhcaby" / "equity" / "data" / "kazaross-xg2.json"
 
 
 def _apply(board: np.ndarray, move: tuple[int, ...]) -> np.ndarray:
@@ -222,7 +224,7 @@ def test_take_points_reproduce_the_table() -> None:
     """Known dead-cube take points, computed here from the raw Kazaross-XG2 table."""
     pre, _ = _table()
     board = engine.Position.start().board
-    ctx = analysis.context_for(board, match_to=7, score=(3, 5))  # 4-away vs 2-away
+    ctx = context_for(board, match_to=7, score=(3, 5))  # 4-away vs 2-away
     ev = analysis.evaluate(TDAgent(RaceEvaluator()), board, ctx)
     # Leader doubled (the opponent, 2-away): trailer passes into the Crawford game at
     # 4-away/1-away, or plays for the match at 2-away/2-away.
@@ -237,7 +239,7 @@ def test_take_points_reproduce_the_table() -> None:
 def test_money_dead_cube_take_point_is_25_percent(win: float, take: bool) -> None:
     board = engine.Position.start().board
     p = np.array([win, 0.0, 0.0, 0.0, 0.0])
-    d = analysis.cube_decision(p, board, GameContext(), x=0.0)
+    d = decisions.cube_decision(p, board, GameContext(), x=0.0)
     assert d.take is take
     assert d.double
 
@@ -245,25 +247,25 @@ def test_money_dead_cube_take_point_is_25_percent(win: float, take: bool) -> Non
 def test_crawford_and_post_crawford() -> None:
     board = engine.Position.start().board
     p = np.array([0.6, 0.1, 0.0, 0.05, 0.0])
-    crawford = analysis.context_for(board, match_to=5, score=(2, 4), crawford=True)
-    assert not analysis.cube_decision(p, board, crawford).available
-    post = analysis.context_for(board, match_to=5, score=(2, 4))
-    trailer = analysis.cube_decision(np.array([0.3, 0.0, 0.0, 0.0, 0.0]), board, post)
+    crawford = context_for(board, match_to=5, score=(2, 4), crawford=True)
+    assert not decisions.cube_decision(p, board, crawford).available
+    post = context_for(board, match_to=5, score=(2, 4))
+    trailer = decisions.cube_decision(np.array([0.3, 0.0, 0.0, 0.0, 0.0]), board, post)
     assert trailer.double  # the trailer doubles at once post-Crawford
-    leader = analysis.cube_decision(p, board, post.flip())
+    leader = decisions.cube_decision(p, board, post.flip())
     assert not leader.available  # the leader has nothing to gain from a double
 
 
 def test_resignations() -> None:
     board = engine.Position.start().board
     lost = np.array([0.0, 0.0, 0.0, 0.0, 0.0])  # a certain single loss
-    assert analysis.resignation_offer(lost, GameContext()) == 1
+    assert decisions.resignation_offer(lost, GameContext()) == 1
     gammoned = np.array([0.0, 0.0, 0.0, 1.0, 0.0])
-    assert analysis.resignation_offer(gammoned, GameContext()) == 2
+    assert decisions.resignation_offer(gammoned, GameContext()) == 2
     live = np.array([0.3, 0.05, 0.0, 0.1, 0.0])
-    assert analysis.resignation_offer(live, GameContext()) == 0
-    assert not analysis.accept_resignation(gammoned, 1, GameContext())
-    assert analysis.accept_resignation(gammoned, 2, GameContext())
+    assert decisions.resignation_offer(live, GameContext()) == 0
+    assert not decisions.accept_resignation(gammoned, 1, GameContext())
+    assert decisions.accept_resignation(gammoned, 2, GameContext())
     assert board.shape == (2, 25)
 
 
@@ -279,29 +281,29 @@ def test_resignations() -> None:
 )
 def test_bad_match_context(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        analysis.context_for(engine.Position.start().board, **kwargs)
+        context_for(engine.Position.start().board, **kwargs)
 
 
 def test_context_from_a_match_id() -> None:
     """gnubg's manual example: 9-point match at 2-4, player 0 owns a 2-cube, player 1 rolled."""
     state = engine.MatchState.from_id("QYkqASAAIAAA")
-    ctx = analysis.context_for(engine.Position.start().board, state)
+    ctx = context_for(engine.Position.start().board, state)
     assert (ctx.match_to, ctx.score, ctx.cube_value, ctx.cube_owner) == (9, (4, 2), 2, "opponent")
     over = engine.MatchState(game_state=engine.GameState.OVER)
     with pytest.raises(ValueError, match="game is over"):
-        analysis.context_for(engine.Position.start().board, over)
+        context_for(engine.Position.start().board, over)
     finished = np.zeros((2, 25), np.int8)
     finished[0, 0] = 15
     with pytest.raises(ValueError, match="finished game"):
-        analysis.context_for(finished, None)
+        context_for(finished, None)
     with pytest.raises(ValueError, match="not both"):
-        analysis.context_for(engine.Position.start().board, state, match_to=5)
+        context_for(engine.Position.start().board, state, match_to=5)
 
 
 def test_efficiency_by_position_class() -> None:
     start = engine.Position.start().board
-    assert analysis.efficiency(start) == cube.GNUBG_EFFICIENCY.contact
+    assert decisions.efficiency(start) == cube.GNUBG_EFFICIENCY.contact
     race = np.zeros((2, 25), np.int8)
     race[:, 7] = 15  # both sides on their 8 points: no contact, 120 pips each
-    assert analysis.efficiency(race) == pytest.approx(min(0.7, 0.55 + 0.00125 * 120))
-    assert not math.isnan(analysis.efficiency(race, PYPI))
+    assert decisions.efficiency(race) == pytest.approx(min(0.7, 0.55 + 0.00125 * 120))
+    assert not math.isnan(decisions.efficiency(race, PYPI))

@@ -1,6 +1,6 @@
 """`vrhcaby hint`, `cube` and `eval` on a small network: the numbers against a plain
 forward pass of the checkpoint's weights (numpy and torch), the cube answers against
-`vrhcaby.cube`, one-line errors for bad input, and no torch on the command line's path."""
+`vrhcaby.equity.cube`, one-line errors for bad input, and no torch on the command line's path."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 import engine
-import vrhcaby.cli as cli
-from vrhcaby import checkpoint, cube
-from vrhcaby.encode import get_encoding
-from vrhcaby.net import NetConfig
+import vrhcaby.cli.main as cli
+from vrhcaby.equity import cube
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.encode import get_encoding
+from vrhcaby.nn.net import NetConfig
 
 ROOT = Path(__file__).parents[1]
 START = "4HPwATDgc/ABMA"
@@ -48,7 +49,7 @@ def forward(arrays: dict, boards: np.ndarray) -> np.ndarray:
 
 def torch_forward(arrays: dict, boards: np.ndarray) -> np.ndarray:
     torch = pytest.importorskip("torch")
-    from vrhcaby.net import build_model, joint
+    from vrhcaby.nn.net import build_model, joint
 
     model = build_model(CONFIG)
     state = {k.removeprefix("model/"): torch.from_numpy(v) for k, v in arrays.items()}
@@ -241,7 +242,7 @@ def test_bad_input_is_one_line(argv, message: str, net, capsys, monkeypatch) -> 
 def test_hint_imports_no_torch(net) -> None:
     path, _ = net
     code = (
-        "import sys, vrhcaby.cli as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "
+        "import sys, vrhcaby.cli.main as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "
         f"rc = cli.main(['hint', '{START}', '31', '--agent', 'td:{path}', '--plies', '1']); "
         "assert 'torch' not in sys.modules, 'torch was imported'; sys.exit(rc)"
     )
@@ -258,7 +259,7 @@ def test_zero_ply_imports_neither_torch_nor_numba(argv: list[str], net) -> None:
     and numpy, so a cold start never loads torch or numba."""
     path, arrays = net
     code = (
-        "import sys, vrhcaby.cli as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "
+        "import sys, vrhcaby.cli.main as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "
         f"rc = cli.main({[*argv, '--agent', f'td:{path}', '--json']!r}); "
         "loaded = [m for m in ('torch', 'numba') if m in sys.modules]; "
         "assert not loaded, f'{loaded} imported'; sys.exit(rc)"

@@ -12,7 +12,7 @@ import pytest
 from corpus import corpus
 
 import engine
-from vrhcaby import cli
+from vrhcaby.cli import main as cli
 
 START = "4HPwATDgc/ABMA"
 
@@ -140,7 +140,7 @@ def test_show_draws_the_board(capsys):
 
 
 def test_installed_command_runs():
-    exe = [sys.executable, "-m", "vrhcaby.cli", "moves", START, "21"]
+    exe = [sys.executable, "-m", "vrhcaby.cli.main", "moves", START, "21"]
     res = subprocess.run(exe, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "13/11 6/5" in res.stdout.splitlines()
 

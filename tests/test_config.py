@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vrhcaby.config import ConfigError, flatten, format_table, load_config, to_dict
+from vrhcaby.base.config import ConfigError, flatten, format_table, load_config, to_dict
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The `contact` encoding's 19 units per side against a plain per-position reference.
 
-`contact_reference` is written from the prose of `vrhcaby.encode.contact_features`'s
+`contact_reference` is written from the prose of `vrhcaby.nn.encode.contact_features`'s
 docstring alone, one board at a time with plain loops, so that it checks the numba kernel
 independently; a few values at the starting position are worked out by hand besides.
 """
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.test_net import random_positions
-from vrhcaby.encode import (
+from vrhcaby.nn.encode import (
     CONTACT_FEATURES,
     contact_features,
     encode_contact,

@@ -15,7 +15,7 @@ import gnubg_nn
 import numpy as np
 import pytest
 
-from vrhcaby import cube, met
+from vrhcaby.equity import cube, met
 
 EC_CUBEFUL = gnubg.eval_context(1, 0, 1, 0, 0.0)
 EC_CUBELESS = gnubg.eval_context(0, 0, 1, 0, 0.0)

@@ -8,8 +8,8 @@ import pytest
 
 import engine
 from tests.test_net import random_positions
-from vrhcaby import encode
-from vrhcaby.encode import (
+from vrhcaby.nn import encode
+from vrhcaby.nn.encode import (
     RICH_FEATURES,
     encode_expert,
     encode_rich,

@@ -41,7 +41,8 @@ import engine
 from agents.base import GameContext
 from agents.td import TDAgent
 from vrhcaby import analysis
-from vrhcaby.external import Server, Session, answer, fibs_board, parse_fibs_board
+from vrhcaby.equity import decisions
+from vrhcaby.io.external import Server, Session, answer, fibs_board, parse_fibs_board
 
 ROOT = Path(__file__).parents[1]
 
@@ -49,8 +50,8 @@ ROOT = Path(__file__).parents[1]
 @pytest.fixture(scope="module")
 def small_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small random network saved as a checkpoint, built without torch."""
-    from vrhcaby import checkpoint
-    from vrhcaby.net import NetConfig
+    from vrhcaby.nn import checkpoint
+    from vrhcaby.nn.net import NetConfig
 
     config = NetConfig("tesauro", (8,), "sigmoid")
     rng = np.random.default_rng(0)
@@ -180,7 +181,7 @@ def test_cube_answers_follow_the_analysis(agent: TDAgent) -> None:
     for board in random_boards(40, seed=6):
         ctx = GameContext()
         p = agent.before_roll(board[None])[0]
-        decision = analysis.cube_decision(p, board, ctx)
+        decision = decisions.cube_decision(p, board, ctx)
         reply = answer(agent, fibs_board(board))
         assert reply == ("double" if decision.double else "roll")
         # Row 1 doubles and keeps the turn; its opponent answers.
@@ -241,7 +242,7 @@ def test_real_socket_session(agent: TDAgent) -> None:
 
 def test_command_line_server(small_net: Path) -> None:
     code = (
-        "import sys, vrhcaby.cli as cli; cli.COMMANDS = ('external',); "
+        "import sys, vrhcaby.cli.main as cli; cli.COMMANDS = ('external',); "
         "sys.exit(cli.main(sys.argv[1:]))"
     )
     proc = subprocess.Popen(
@@ -546,7 +547,7 @@ def test_hostile_lines_keep_the_connection(agent, caplog) -> None:
     lines += [_with_field(start, 4, "-1"), "z" * 1_000_000, "\x00\x00", start]
     server, thread = _serving(agent)
     try:
-        with caplog.at_level(logging.INFO, logger="vrhcaby.external"):
+        with caplog.at_level(logging.INFO, logger="vrhcaby.io.external"):
             payload = "".join(line + "\n" for line in lines).encode() + b"x" * 70_000 + b"\n"
             replies = _raw_exchange(server.port, payload + (start + "\n").encode(), 9)
     finally:

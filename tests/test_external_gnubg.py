@@ -31,7 +31,7 @@ import pytest
 from gnubg_oracle import GnubgEvaluator
 
 import engine
-import vrhcaby.external as external
+import vrhcaby.io.external as external
 from agents.td import TDAgent
 
 #: gnubg's left (player 0, gnubg itself) and right (player 1, the external) columns.

@@ -28,13 +28,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
-import train
 from agents import load_agent
-from agents.sixdice_td import SheetNetConfig, SixDice, load_net
-from vrhcaby import checkpoint, cli
-from vrhcaby.config import ConfigError, flatten, load_config
-from vrhcaby.net import NetConfig, load_evaluator
-from vrhcaby.td import TDConfig, Trainer
+from vrhcaby.base.config import ConfigError, flatten, load_config
+from vrhcaby.cli import main as cli
+from vrhcaby.cli import train
+from vrhcaby.learn.td import TDConfig, Trainer
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.net import NetConfig, load_evaluator
+from vrhcaby.sixdice.learner import SheetNetConfig, SixDice, load_net
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")
@@ -513,7 +514,7 @@ def test_tournament_out_must_be_a_directory(tmp_path):
 def background(argv: list[str], **kw) -> subprocess.Popen:
     """`vrhcaby ARGV` as a non-interactive shell starts a background job: SIGINT ignored."""
     return subprocess.Popen(
-        [sys.executable, "-m", "vrhcaby.cli", *argv],
+        [sys.executable, "-m", "vrhcaby.cli.main", *argv],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -636,8 +637,7 @@ def test_a_run_resumes_from_the_newest_sound_checkpoint(tmp_path):
 
 @pytest.mark.slow
 def test_a_spoilt_optimal_table_cache_is_computed_again(tmp_path, monkeypatch):
-    from agents import sixdice
-
+    from vrhcaby.sixdice import players as sixdice
     want = sixdice.optimal_table()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cached = sixdice.cache_dir() / f"sixdice-optimal-standard-v{sixdice.TABLE_VERSION}.npy"

@@ -1,4 +1,4 @@
-"""Plays judged by GNU Backgammon (`vrhcaby.judge`), against gnubg's own network and moves."""
+"""Plays judged by GNU Backgammon (`vrhcaby.play.judge`), against gnubg's own network and moves."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import torch
 
 from agents import load_agent
 from tests.gnubg_oracle import GnubgEvaluator
-from vrhcaby.judge import Judged, gnubg_equities, judged_games
-from vrhcaby.net import NetConfig, equity, load_evaluator
-from vrhcaby.td import Backgammon, EvalConfig, TDConfig, Trainer
+from vrhcaby.learn.td import Backgammon, EvalConfig, TDConfig, Trainer
+from vrhcaby.nn.net import NetConfig, equity, load_evaluator
+from vrhcaby.play.judge import Judged, gnubg_equities, judged_games
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Outcome probabilities that obey the rules (`vrhcaby.lawful`), on constructed positions,
+"""Outcome probabilities that obey the rules (`vrhcaby.nn.lawful`), on constructed positions,
 through the numpy and torch evaluators, and against GNU Backgammon in bear-offs."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from corpus import game_positions
 
 import engine
 from agents import load_agent
-from vrhcaby import lawful
-from vrhcaby.lawful import obey_rules
-from vrhcaby.net import invert
+from vrhcaby.nn import lawful
+from vrhcaby.nn.lawful import obey_rules
+from vrhcaby.nn.net import invert
 
 torch = pytest.importorskip("torch")
 

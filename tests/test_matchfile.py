@@ -7,8 +7,8 @@ import pytest
 
 from agents import load_agent
 from agents.pubeval import PubevalAgent
-from vrhcaby import matchfile
-from vrhcaby.tournament import play_pair
+from vrhcaby.io import matchfile
+from vrhcaby.play.tournament import play_pair
 
 gnubg = pytest.importorskip("gnubg")
 

@@ -6,7 +6,7 @@ import gnubg
 import numpy as np
 import pytest
 
-from vrhcaby import met
+from vrhcaby.equity import met
 
 N = 25
 GNUBG_MET = gnubg.met(N)  # [pre-Crawford, post-Crawford player 0, player 1]

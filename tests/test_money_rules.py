@@ -9,7 +9,7 @@ import argparse
 import pytest
 
 from engine.formats import MatchState, parse_xgid
-from vrhcaby.commands import MoneyRules, money_rules
+from vrhcaby.cli.common import MoneyRules, money_rules
 
 # Every verb with money-play cube settings: each plays beavers.
 VERBS = ("hint", "cube", "eval", "rollout", "play", "external", "tournament")
@@ -22,7 +22,7 @@ def parse(verb: str, flags: list[str]) -> argparse.Namespace:
     import importlib
 
     parser = argparse.ArgumentParser()
-    importlib.import_module(f"vrhcaby.commands.{verb}").register(parser.add_subparsers())
+    importlib.import_module(f"vrhcaby.cli.common.{verb}").register(parser.add_subparsers())
     return parser.parse_args([verb, *POSITION.get(verb, []), *REQUIRED.get(verb, []), *flags])
 
 
@@ -64,7 +64,7 @@ def test_without_a_cube_gammons_count_whatever_the_jacoby_setting():
     """The Jacoby rule exists only with the cube in play: cubeless games (the benchmark
     tournaments) score gammons and backgammons at their value."""
     from agents import load_agent
-    from vrhcaby.tournament import play_pair
+    from vrhcaby.play.tournament import play_pair
 
     agents = load_agent("pubeval"), load_agent("random?seed=3")
     for jacoby in (False, True):

@@ -13,10 +13,11 @@ import pytest
 import torch
 
 import engine
-from vrhcaby import checkpoint
-from vrhcaby.encode import get_encoding
-from vrhcaby.lawful import obey_rules
-from vrhcaby.net import (
+from vrhcaby.learn.td import weights_from_model
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.encode import get_encoding
+from vrhcaby.nn.lawful import obey_rules
+from vrhcaby.nn.net import (
     Evaluator,
     NetConfig,
     build_model,
@@ -26,7 +27,6 @@ from vrhcaby.net import (
     load_evaluator,
     outcome,
 )
-from vrhcaby.td import weights_from_model
 
 
 def random_positions(n_games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -105,7 +105,7 @@ def test_numpy_evaluator_equals_torch(config: NetConfig) -> None:
     evaluator = Evaluator(config, weights_from_model(model))
     roots, after, parent = random_positions(30, seed=4)
     encode = get_encoding(config.encoding)[0]
-    with torch.no_grad():  # both paths obey the rules (vrhcaby.lawful) the same way
+    with torch.no_grad():  # both paths obey the rules (vrhcaby.nn.lawful) the same way
         expected = obey_rules(after, joint(model(torch.from_numpy(encode(after))))).numpy()
     np.testing.assert_allclose(evaluator.probabilities(after), expected, atol=2e-5)
     from_roots = evaluator.probabilities_from(roots, after, parent)
@@ -144,7 +144,7 @@ def test_load_evaluator_reads_a_checkpoint_without_torch(tmp_path: Path) -> None
         expected = joint(model(torch.from_numpy(get_encoding("tesauro")[0](board)))).numpy()
     code = (
         "import sys, numpy as np, engine\n"
-        "from vrhcaby.net import load_evaluator\n"
+        "from vrhcaby.nn.net import load_evaluator\n"
         f"e = load_evaluator({str(path)!r})\n"
         "p = e.probabilities(engine.Position.start().board[None])\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"

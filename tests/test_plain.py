@@ -16,9 +16,9 @@ import engine
 from engine.movegen import batch_afterstates_with_steps
 from engine.plain import plays_of
 from engine.play import format_steps
-from vrhcaby import net
-from vrhcaby.encode import get_encoding
-from vrhcaby.lawful import obey_rules
+from vrhcaby.nn import net
+from vrhcaby.nn.encode import get_encoding
+from vrhcaby.nn.lawful import obey_rules
 
 ROOT = Path(__file__).parents[1]
 

@@ -16,8 +16,8 @@ import pytest
 
 import engine
 from agents.td import TDAgent
-from vrhcaby import cube
-from vrhcaby.commands import play
+from vrhcaby.cli import play
+from vrhcaby.equity import cube
 
 ROOT = Path(__file__).parents[1]
 
@@ -62,8 +62,8 @@ class ConstantEvaluator:
 @pytest.fixture(scope="module")
 def small_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small random network saved as a checkpoint, built without torch."""
-    from vrhcaby import checkpoint
-    from vrhcaby.net import NetConfig
+    from vrhcaby.nn import checkpoint
+    from vrhcaby.nn.net import NetConfig
 
     config = NetConfig("tesauro", (8,), "sigmoid")
     rng = np.random.default_rng(0)

@@ -21,10 +21,10 @@ from race_evaluator import RaceEvaluator
 import engine
 from agents import load_agent
 from agents.td import TDAgent
-from vrhcaby import pool
-from vrhcaby.rollout import Settings, rollout_afterstates
-from vrhcaby.tournament import Settings as PairSettings
-from vrhcaby.tournament import play_pair, run_pair
+from vrhcaby.play import pool
+from vrhcaby.play.rollout import Settings, rollout_afterstates
+from vrhcaby.play.tournament import Settings as PairSettings
+from vrhcaby.play.tournament import play_pair, run_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,8 +111,8 @@ def _die(task):
 
 
 def test_the_command_line_reports_a_dead_worker_in_one_line(monkeypatch, capsys):
-    from vrhcaby import cli, tournament
-
+    from vrhcaby.cli import main as cli
+    from vrhcaby.play import tournament
     use(monkeypatch, "fork")  # the workers inherit the patched chunk player
     monkeypatch.setattr(tournament, "_worker_chunk", _die)
     argv = ["tournament", "pubeval", "random", "--games", "300", "--jobs", "2", "--no-progress"]
@@ -157,7 +157,7 @@ def test_a_script_without_a_main_guard_plays_on_two_processes(tmp_path):
         tmp_path / "unguarded.py",
         """
             from agents import load_agent
-            from vrhcaby.tournament import play_pair
+            from vrhcaby.play.tournament import play_pair
             r = play_pair(load_agent("pubeval"), load_agent("heuristic"), games=260, seed=1, jobs=2)
             print(r.games)
         """,
@@ -173,8 +173,8 @@ def test_after_grpc_a_scripts_own_agent_plays_on_two_processes(tmp_path):
             import grpc
             from agents import load_agent
             from agents.pubeval import PubevalAgent
-            from vrhcaby.pool import start_method
-            from vrhcaby.tournament import play_pair
+            from vrhcaby.play.pool import start_method
+            from vrhcaby.play.tournament import play_pair
 
             class Mine(PubevalAgent):
                 name = "mine"
@@ -214,7 +214,7 @@ def test_every_built_in_agent_pickles_and_plays_as_before(spec):
 def test_an_interrupt_that_numba_wraps_still_counts_as_one():
     """A SIGINT landing inside numba's unpickling surfaces as a SystemError caused by the
     KeyboardInterrupt: the rollout and tournament loops must still keep what finished."""
-    from vrhcaby.pool import caused_by_interrupt as interrupted
+    from vrhcaby.play.pool import caused_by_interrupt as interrupted
 
     def wrapped(inner: BaseException) -> SystemError:
         try:

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 import torch
 
-import train
 from agents import load_agent
-from vrhcaby import checkpoint
-from vrhcaby.commands import tournament as tournament_command
-from vrhcaby.config import load_config
-from vrhcaby.td import SelfPlay, Trainer
-from vrhcaby.tournament import CHUNK, play_pair
+from vrhcaby.base.config import load_config
+from vrhcaby.cli import tournament as tournament_command
+from vrhcaby.cli import train
+from vrhcaby.learn.td import SelfPlay, Trainer
+from vrhcaby.nn import checkpoint
+from vrhcaby.play.tournament import CHUNK, play_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")
@@ -76,7 +76,7 @@ def test_ray_options_are_checked_before_anything_runs(tmp_path):
 
 
 def test_a_worker_plays_the_local_selfplay_games_with_the_broadcast_weights(ray):
-    from vrhcaby.distributed import SelfPlayWorker
+    from vrhcaby.learn.ray import SelfPlayWorker
 
     trainer = smoke_trainer(64)
     with torch.no_grad():  # weights unlike the fresh ones a worker starts with
@@ -128,14 +128,14 @@ def test_training_on_ray_checkpoints_logs_and_resumes(ray, tmp_path):
 
 
 def test_lag_is_bounded_and_a_killed_worker_is_replaced_and_counted(ray, caplog):
-    from vrhcaby.distributed import DistributedConfig, RayTrainer
+    from vrhcaby.learn.ray import DistributedConfig, RayTrainer
 
     trainer = RayTrainer(smoke_trainer(192), DistributedConfig(workers=2, max_lag=0))
     try:
         first = trainer.round()
         assert first.games == 16 and trainer.games == 16
         ray.kill(trainer.workers[0])
-        with caplog.at_level(logging.WARNING, logger="vrhcaby.distributed"):
+        with caplog.at_level(logging.WARNING, logger="vrhcaby.play.ray"):
             rounds = [trainer.round() for _ in range(11)]
         assert trainer.games == 192 and sum(r.games for r in rounds) == 176
         assert trainer.restarts == 1 and trainer.lost_games == 16

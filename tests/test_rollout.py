@@ -18,11 +18,11 @@ from race_evaluator import RaceEvaluator
 import engine
 from agents.base import AfterstateAgent
 from agents.td import TDAgent
-from vrhcaby import checkpoint
-from vrhcaby.commands import rollout as command
-from vrhcaby.lawful import obey_rules
-from vrhcaby.net import Evaluator, NetConfig, invert
-from vrhcaby.rollout import (
+from vrhcaby.cli import rollout as command
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.lawful import obey_rules
+from vrhcaby.nn.net import Evaluator, NetConfig, invert
+from vrhcaby.play.rollout import (
     CubeSetting,
     Settings,
     cube_analysis,
@@ -376,7 +376,7 @@ def test_truncation_without_a_network_is_an_error():
 
 
 def test_cube_analysis_reads_the_money_decision_from_the_rolled_out_probabilities():
-    from vrhcaby.cube import money_cube_decision
+    from vrhcaby.equity.cube import money_cube_decision
 
     b = contact_position()
     r = rollout_position(b, TDAgent(RaceEvaluator()), settings=Settings(trials=72, truncate=2))
@@ -391,7 +391,7 @@ def test_cube_analysis_reads_the_money_decision_from_the_rolled_out_probabilitie
 
 
 def run_command(argv: list[str], monkeypatch) -> int:
-    import vrhcaby.cli as cli
+    import vrhcaby.cli.main as cli
 
     monkeypatch.setattr(cli, "COMMANDS", ("rollout",))
     return cli.main(["rollout", *argv])
@@ -454,8 +454,7 @@ def test_the_command_rolls_out_a_position_and_its_plays(tiny_net, monkeypatch, c
 
 
 def test_the_command_plays_money_by_gnubg_rules_unless_told(tiny_net, monkeypatch, capsys):
-    from vrhcaby import cube
-
+    from vrhcaby.equity import cube
     common = ["--agent", f"td:{tiny_net}", "--trials", "36", "--truncate", "2", "--json"]
     x = cube.cube_efficiency("contact")
     for flags, jacoby, beavers in (
@@ -513,7 +512,7 @@ def test_the_incremental_network_kernel_is_the_dense_product(activation, width):
     # them, against the plain float64 product of the Tesauro inputs; large weights push
     # hidden and output units deep into saturation. A layer narrower than the five
     # outputs once overran the kernel's scratch space.
-    from vrhcaby.encode import get_encoding
+    from vrhcaby.nn.encode import get_encoding
 
     config = NetConfig("tesauro", (width,), activation)
     rng = np.random.default_rng(11)
@@ -608,7 +607,7 @@ def test_the_centred_cube_before_the_opening_rolls_out_to_zero():
 def test_a_cube_that_cannot_turn_leaves_the_cubeless_results():
     # Money with the cube at 64 (no higher): each trial's cubeful result is its cubeless
     # equity, luck included. Crawford game: the match equity of each trial's outcome.
-    from vrhcaby.met import KAZAROSS_XG2, mwc_to_emg
+    from vrhcaby.equity.met import KAZAROSS_XG2, mwc_to_emg
 
     b = board({1: 3, 2: 2, 4: 2}, {1: 2, 3: 3, 5: 2, 20: 1})
     agent = TDAgent(RaceEvaluator())

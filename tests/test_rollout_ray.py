@@ -14,10 +14,10 @@ import pytest
 
 import engine
 from agents.td import TDAgent
-from vrhcaby import checkpoint
-from vrhcaby.commands import rollout as command
-from vrhcaby.net import Evaluator, NetConfig
-from vrhcaby.rollout import CubeSetting, Settings, rollout_position
+from vrhcaby.cli import rollout as command
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.net import Evaluator, NetConfig
+from vrhcaby.play.rollout import CubeSetting, Settings, rollout_position
 
 
 def random_weights(config: NetConfig, seed: int) -> list:

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import sixdice as ag
-from agents import sixdice_td as td
 from engine import sixdice as sd
 from tests.test_sixdice import NAMES, ref_score
+from vrhcaby.sixdice import learner as td
+from vrhcaby.sixdice import players as ag
+from vrhcaby.sixdice.specs import load_dice_agent
 
 # --- a plain reference: dice as six ordered positions, keeps as position subsets -----
 
@@ -171,9 +172,9 @@ def test_play_game_with_every_kind_of_agent() -> None:
 
 def test_unknown_agent_spec() -> None:
     with pytest.raises(ValueError, match="unknown dice agent"):
-        ag.load_dice_agent("pubeval")
+        load_dice_agent("pubeval")
     with pytest.raises(FileNotFoundError):
-        ag.load_dice_agent("td:/nonexistent/x.pt")
+        load_dice_agent("td:/nonexistent/x.pt")
 
 
 # --- the learned agent ---------------------------------------------------------------

@@ -8,9 +8,9 @@ import io
 import numpy as np
 import pytest
 
-from agents import sixdice as agents_sixdice
 from engine import sixdice as sd
-from vrhcaby.commands import dice
+from vrhcaby.cli import dice
+from vrhcaby.sixdice import players as agents_sixdice
 
 
 @pytest.fixture(autouse=True, scope="module")

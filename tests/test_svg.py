@@ -21,7 +21,7 @@ import pytest
 import engine
 from engine.formats import MatchState, match_id, position_id
 from engine.svg import board_svg
-from vrhcaby import cli
+from vrhcaby.cli import main as cli
 
 NS = "{http://www.w3.org/2000/svg}"
 

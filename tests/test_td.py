@@ -8,10 +8,7 @@ import torch
 
 import engine
 from tests.test_net import random_positions
-from vrhcaby.encode import encode_tesauro
-from vrhcaby.lawful import obey_rules
-from vrhcaby.net import Evaluator, NetConfig, equity, invert, joint, outcome
-from vrhcaby.td import (
+from vrhcaby.learn.td import (
     Episodes,
     Learner,
     SelfPlay,
@@ -21,6 +18,9 @@ from vrhcaby.td import (
     segment_argmax,
     weights_from_model,
 )
+from vrhcaby.nn.encode import encode_tesauro
+from vrhcaby.nn.lawful import obey_rules
+from vrhcaby.nn.net import Evaluator, NetConfig, equity, invert, joint, outcome
 
 # The linear part of the change of view (a signed permutation, its own transpose).
 CHANGE_OF_VIEW = torch.tensor(
@@ -100,7 +100,7 @@ def synthetic_episodes(lengths, seed):
 def test_batched_update_equals_one_game_trace_reference(lam: float) -> None:
     torch.manual_seed(0)
     net = NetConfig(hidden=(4,))
-    from vrhcaby.net import build_model
+    from vrhcaby.nn.net import build_model
 
     model = build_model(net)
     episodes, games = synthetic_episodes([6, 3, 9, 2], seed=1)
@@ -204,7 +204,7 @@ def test_segment_argmax_matches_a_loop() -> None:
 def play(seed: int, n_games: int = 6, epsilon: float = 0.0):
     torch.manual_seed(4)
     net = NetConfig(hidden=(6,))
-    from vrhcaby.net import build_model
+    from vrhcaby.nn.net import build_model
 
     model = build_model(net)
     selfplay = SelfPlay(model, net, "standard", torch.device("cpu"))

@@ -11,10 +11,10 @@ import torch
 
 import engine
 from agents.td import TDAgent
-from vrhcaby import checkpoint
-from vrhcaby.lawful import obey_rules
-from vrhcaby.net import Evaluator, NetConfig, build_model, joint
-from vrhcaby.td import Backgammon, Learner, SelfPlay, TDConfig, Trainer, weights_from_model
+from vrhcaby.learn.td import Backgammon, Learner, SelfPlay, TDConfig, Trainer, weights_from_model
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.lawful import obey_rules
+from vrhcaby.nn.net import Evaluator, NetConfig, build_model, joint
 
 CPU = torch.device("cpu")
 SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "td-best.pt"
@@ -121,7 +121,7 @@ def test_a_trainer_on_expected_backups_learns_and_its_config_is_checked() -> Non
 
 
 def test_the_device_evaluator_agrees_with_the_numpy_one() -> None:
-    from vrhcaby.td import _TorchEvaluator
+    from vrhcaby.learn.td import _TorchEvaluator
 
     sp, model = shipped_selfplay()
     boards = np.repeat(engine.Position.start().board[None], 21, axis=0)

@@ -11,9 +11,9 @@ import torch
 
 import engine
 from engine import bearoff
-from vrhcaby.bearoff_db import database
-from vrhcaby.net import NetConfig, build_model, joint
-from vrhcaby.td import Episodes, Learner
+from vrhcaby.learn.td import Episodes, Learner
+from vrhcaby.nn.bearoff_db import database
+from vrhcaby.nn.net import NetConfig, build_model, joint
 
 CPU = torch.device("cpu")
 NET = NetConfig(hidden=(6,))

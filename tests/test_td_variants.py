@@ -12,7 +12,6 @@ import pytest
 import torch
 
 import engine
-import train
 from engine.acey_deucey import (
     batch_afterstates_ad,
     batch_bonus_ad,
@@ -20,20 +19,9 @@ from engine.acey_deucey import (
     start_boards_ad,
 )
 from tests.test_encode import rich_reference, tesauro_reference
-from vrhcaby import checkpoint
-from vrhcaby.config import load_config
-from vrhcaby.encode import encode_rich, encode_variant, variant_units, waiting_on_bar
-from vrhcaby.net import (
-    Evaluator,
-    NetConfig,
-    build_model,
-    equity,
-    invert,
-    joint,
-    load_evaluator,
-    outcome,
-)
-from vrhcaby.td import (
+from vrhcaby.base.config import load_config
+from vrhcaby.cli import train
+from vrhcaby.learn.td import (
     Episodes,
     Learner,
     SelfPlay,
@@ -43,6 +31,18 @@ from vrhcaby.td import (
     start_boards,
     variant_net,
     weights_from_model,
+)
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.encode import encode_rich, encode_variant, variant_units, waiting_on_bar
+from vrhcaby.nn.net import (
+    Evaluator,
+    NetConfig,
+    build_model,
+    equity,
+    invert,
+    joint,
+    load_evaluator,
+    outcome,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ import pytest
 import engine
 from agents import load_agent
 from agents.pubeval import PubevalAgent
-from vrhcaby.stats import bradley_terry_elo, mean_ci95, wilson_ci95
-from vrhcaby.tournament import play_pair
+from vrhcaby.play.stats import bradley_terry_elo, mean_ci95, wilson_ci95
+from vrhcaby.play.tournament import play_pair
 
 
 class CubeBot(PubevalAgent):

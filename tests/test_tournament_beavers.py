@@ -17,9 +17,9 @@ import engine
 from agents import load_agent
 from agents.base import GameContext
 from agents.pubeval import PubevalAgent
-from vrhcaby import matchfile
-from vrhcaby.commands import tournament as command
-from vrhcaby.tournament import CHUNK, Settings, _cube_phase, _Games, play_pair
+from vrhcaby.cli import tournament as command
+from vrhcaby.io import matchfile
+from vrhcaby.play.tournament import CHUNK, Settings, _cube_phase, _Games, play_pair
 
 
 class Eager(PubevalAgent):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import evaluate
-from vrhcaby import matchfile
-from vrhcaby.commands import tournament as command
+from vrhcaby.cli import tournament as command
+from vrhcaby.io import matchfile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,8 +150,7 @@ def test_evaluate_script_in_a_subprocess():
 
 
 def test_through_the_vrhcaby_command(monkeypatch, capsys):
-    from vrhcaby import cli
-
+    from vrhcaby.cli import main as cli
     monkeypatch.setattr(cli, "COMMANDS", ("tournament",))  # this verb alone
     assert cli.main(["tournament", "pubeval", "random", "--games", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pairs"][0]["games"] == 2
@@ -163,8 +162,7 @@ def test_round_robin_table_and_picture(tmp_path, capsys):
     import json as _json
     import xml.dom.minidom
 
-    from vrhcaby import cli
-
+    from vrhcaby.cli import main as cli
     out = tmp_path / "rr"
     code = cli.main(
         [

@@ -8,7 +8,7 @@ import json
 
 import evaluate
 from agents import load_agent
-from vrhcaby.tournament import play_pair
+from vrhcaby.play.tournament import play_pair
 
 
 def test_pair_results_name_the_cubeless_agents() -> None:

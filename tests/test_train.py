@@ -17,10 +17,9 @@ import numpy as np
 import pytest
 import torch
 
-import train
-from vrhcaby import checkpoint
-from vrhcaby.commands import train as train_command
-from vrhcaby.net import load_evaluator
+from vrhcaby.cli import train
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.net import load_evaluator
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")
@@ -185,12 +184,12 @@ def test_a_warm_start_grows_a_finished_run_into_a_richer_network(
 
 def test_vrhcaby_train_has_the_same_options() -> None:
     parser = argparse.ArgumentParser()
-    train_command.register(parser.add_subparsers(dest="command"))
+    train.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["train", "--config", SMOKE, "--set", "a=1", "--resume"])
-    assert args.func is train_command.run and args.set == ["a=1"] and args.resume
+    assert args.func is train.run and args.set == ["a=1"] and args.resume
     direct = argparse.ArgumentParser()
-    train_command.add_arguments(direct)
-    assert train.main.__module__ == "train"
+    train.add_arguments(direct)
+    assert train.main.__module__ == "vrhcaby.cli.train"
     assert {a.dest for a in direct._actions} >= {"config", "set", "device", "resume"}
 
 

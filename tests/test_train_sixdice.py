@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 import torch
 
-import train
-from agents import sixdice as ag
-from agents import sixdice_td as st
 from engine import sixdice as sd
 from tests.test_train import Result, one_line_error
-from vrhcaby import checkpoint
-from vrhcaby.td import Episodes, Learner, TDConfig, Trainer, lambda_returns
+from vrhcaby.cli import train
+from vrhcaby.learn.td import Episodes, Learner, TDConfig, Trainer, lambda_returns
+from vrhcaby.nn import checkpoint
+from vrhcaby.sixdice import learner as st
+from vrhcaby.sixdice import players as ag
+from vrhcaby.sixdice.specs import load_dice_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke-sixdice.toml")
@@ -188,7 +189,7 @@ def test_smoke_run_writes_a_checkpoint_the_dice_agent_plays(smoke_run: Path) -> 
     assert record["of_optimum"] == pytest.approx(record["mean_total"] / 182.18, rel=1e-4)
     assert ck.best_path.is_file()
     assert any(Path(meta["run_dir"]).glob("events.out.tfevents.*"))
-    agent = ag.load_dice_agent(f"td:{ck.latest()}")
+    agent = load_dice_agent(f"td:{ck.latest()}")
     assert agent.name == f"td:{ck.latest()}"
     game = ag.play_game([agent], np.random.default_rng(0))
     assert game.over and game.sheets[0].full
@@ -200,13 +201,13 @@ def test_smoke_run_writes_a_checkpoint_the_dice_agent_plays(smoke_run: Path) -> 
     for k, v in net.state_dict().items():
         np.testing.assert_array_equal(v.numpy(), weights[f"model/{k}"])
     with pytest.raises(sd.RuleError, match="standard game"):
-        ag.load_dice_agent(f"td:{ck.latest()}", harsh=True)
+        load_dice_agent(f"td:{ck.latest()}", harsh=True)
     with pytest.raises(ValueError, match="not a six-dice checkpoint"):
-        ag.load_dice_agent(f"td:{ROOT / 'checkpoints' / 'td-best.pt'}")
+        load_dice_agent(f"td:{ROOT / 'checkpoints' / 'td-best.pt'}")
     other = smoke_run / "other.pt"
     other.write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="not a readable"):
-        ag.load_dice_agent(f"td:{other}")
+        load_dice_agent(f"td:{other}")
 
 
 def test_resume_continues_to_the_same_weights(tmp_path: Path, smoke_run: Path) -> None:

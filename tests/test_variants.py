@@ -13,6 +13,7 @@ import engine
 from agents import load_agent
 from agents.base import GameContext
 from agents.td import TDAgent
+from agents.turns_ad import apply_steps, parse_steps
 from engine.acey_deucey import (
     batch_afterstates_ad,
     game_value_ad,
@@ -21,9 +22,8 @@ from engine.acey_deucey import (
     to_board_ad,
 )
 from engine.waiting import read_position, split_waiting, waiting_id
-from vrhcaby.net import Evaluator, NetConfig, equity
-from vrhcaby.tournament import play_pair
-from vrhcaby.turns_ad import apply_steps, parse_steps
+from vrhcaby.nn.net import Evaluator, NetConfig, equity
+from vrhcaby.play.tournament import play_pair
 
 AD = "acey-deucey"
 

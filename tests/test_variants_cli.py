@@ -14,8 +14,8 @@ import engine
 from agents import load_agent
 from engine.acey_deucey import legal_plays_ad, position_from_board_ad, to_board_ad
 from engine.waiting import read_position, waiting_id
-from vrhcaby import cli
-from vrhcaby.net import equity
+from vrhcaby.cli import main as cli
+from vrhcaby.nn.net import equity
 
 AD = "acey-deucey"
 

@@ -15,12 +15,12 @@ import numpy as np
 
 import engine
 from agents import load_agent
+from agents.turns_ad import step_text
 from engine.acey_deucey import bonus_plays_ad, legal_plays_ad
 from engine.waiting import read_position
 from tests.test_play_command import Script
 from tests.test_variants import random_ad_agent
-from vrhcaby.commands import play
-from vrhcaby.turns_ad import step_text
+from vrhcaby.cli import play
 
 ROOT = Path(__file__).parents[1]
 AD = "acey-deucey"
@@ -138,7 +138,7 @@ def test_nackgammon_play_starts_from_its_layout() -> None:
 
 def test_play_refuses_an_agent_of_another_variant_in_one_line() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "vrhcaby.cli", "play", "--variant", AD, "--agent", "td"],
+        [sys.executable, "-m", "vrhcaby.cli.main", "play", "--variant", AD, "--agent", "td"],
         capture_output=True, text=True, cwd=ROOT, timeout=120, input="",
     )  # fmt: skip
     assert res.returncode == 2

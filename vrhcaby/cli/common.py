@@ -1,0 +1,185 @@
+"""What the command-line verbs share: the parser and its errors, common options, signals."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import NoReturn
+
+from engine.formats import MatchState
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """The argument parser of every verb and entry script.
+
+    A bad command line is one line, ``PROG: error: MESSAGE``, exit status 2, like every
+    other bad input (argparse alone prints the usage lines first). And an optional
+    positional (``nargs="?"``, such as the dice of `hint`) may follow options:
+    argparse gives it its default as soon as an option follows the positional before it,
+    so ``hint POS --plies 0 31`` would leave 31 unrecognized; it is handed the leftover.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        namespace, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            if not extras or extras[0].startswith("-"):
+                break
+            if action.option_strings or action.nargs != "?":
+                continue
+            if getattr(namespace, action.dest, None) is action.default:
+                setattr(namespace, action.dest, self._get_values(action, [extras.pop(0)]))
+        return namespace, extras
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity, where the system tells it): the
+    default number of local processes of the verbs that spread their work."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
+    """`--jobs`, local processes, by default one per CPU (results do not depend on it)."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=cpu_count(),
+        help="local processes (default: this machine's CPUs, %(default)s)",
+    )
+
+
+def add_ray_arguments(
+    parser: argparse.ArgumentParser, backend_help: str, workers_help: str
+) -> None:
+    """`--backend local|ray`, `--address` and `--workers`, as the verbs that can run on a
+    Ray cluster spell them."""
+    parser.add_argument("--backend", choices=("local", "ray"), default="local", help=backend_help)
+    parser.add_argument(
+        "--address", help="Ray cluster to join (auto, HOST:PORT); default: start one here"
+    )
+    parser.add_argument("--workers", type=int, default=0, help=workers_help)
+
+
+@dataclass(frozen=True)
+class MoneyRules:
+    """The rules of money play in force: GNU Backgammon's defaults, both on."""
+
+    #: Gammons and backgammons count single while the cube has not been turned.
+    jacoby: bool = True
+    #: A side doubled may beaver: take and redouble at once, keeping the cube.
+    beavers: bool = True
+
+    def describe(self) -> str:
+        """The rules in words, for each output's header line."""
+        return ", ".join(
+            (
+                "Jacoby rule" if self.jacoby else "no Jacoby rule",
+                "beavers allowed" if self.beavers else "no beavers",
+            )
+        )
+
+
+def add_money_rules_arguments(parser: argparse.ArgumentParser, *, beavers: bool = True) -> None:
+    """`--jacoby/--no-jacoby` (and `--beavers/--no-beavers` where the verb plays them),
+    on by default as in GNU Backgammon; the old `--jacoby` and `--beavers` still work."""
+    parser.add_argument(
+        "--jacoby",
+        action=argparse.BooleanOptionalAction,
+        help="money play: the Jacoby rule (default on, as in GNU Backgammon; a Match ID or "
+        "XGID has its own)",
+    )
+    if beavers:
+        parser.add_argument(
+            "--beavers",
+            action=argparse.BooleanOptionalAction,
+            help="money play: beavers allowed (default on, as in GNU Backgammon; an XGID has "
+            "its own)",
+        )
+
+
+def money_rules(
+    args: argparse.Namespace, state: MatchState | None = None, *, from_xgid: bool = False
+) -> MoneyRules:
+    """The money rules of a command: its flags where given, else the position's (a Match
+    ID's Jacoby bit; an XGID's Jacoby and beaver bits), else GNU Backgammon's defaults."""
+    jacoby = getattr(args, "jacoby", None)
+    beavers = getattr(args, "beavers", None)
+    if jacoby is None:
+        jacoby = state.jacoby if state is not None else True
+    if beavers is None:
+        beavers = state.beavers if state is not None and from_xgid else True
+    return MoneyRules(jacoby=jacoby, beavers=beavers)
+
+
+class StopSignals:
+    """How a long command (tournament, rollout, external) stops on SIGINT (Ctrl-C) or
+    SIGTERM (a scheduler's stop), keeping the work it finished.
+
+    Inside ``with StopSignals() as stop:`` the first signal raises KeyboardInterrupt where
+    the work is (for SIGTERM too), and `status` is then 128 + its number, the shell's
+    convention: 130 after SIGINT, 143 after SIGTERM. Later signals are only reported: the
+    command is already stopping, and a second Ctrl-C must not cut short the writing of
+    what was finished. Inside ``with stop.holding():`` (a save between two parts of the
+    work) even the first is only noted; the command looks at `received` after it. The
+    handlers are installed explicitly, so that a job which a non-interactive shell
+    started in the background, where SIGINT starts ignored, still stops on it; leaving
+    the block restores the previous ones.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+        self._holding = 0
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        for sig in self.SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.received is not None or self._holding:
+            self.received = self.received or signal.Signals(signum)
+            print(
+                f"{signal.Signals(signum).name}: already stopping; keeping what is finished",
+                file=sys.stderr,
+            )
+            return
+        self.received = signal.Signals(signum)
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """A block that a signal does not interrupt (it is noted in `received`)."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+
+    @property
+    def status(self) -> int:
+        """The exit status: 0, or 128 + the signal that stopped the command."""
+        return 128 + self.received if self.received is not None else 0

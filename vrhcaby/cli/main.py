@@ -1,0 +1,87 @@
+"""The `vrhcaby` command: one verb per module of `vrhcaby.cli`.
+
+Each command module exposes `register(subparsers)`, which adds its parser and sets
+`func=run` where `run(args) -> int` is the exit status. Errors meant for the user are
+raised as `UsageError` (or `ValueError` from the engine's parsers) and printed as one line
+on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+
+from vrhcaby.cli.common import Parser, UsageError
+
+COMMANDS = (
+    "moves",
+    "show",
+    "hint",
+    "cube",
+    "eval",
+    "play",
+    "external",
+    "rollout",
+    "tournament",
+    "train",
+    "dice",
+)
+
+
+#: An XGID without its `XGID=` prefix: 26 board characters (the first, the top player's
+#: bar, is often '-'), then nine fields.
+_BARE_XGID = re.compile(r"[-a-oA-O]{26}(:[^:\s]*){9}")
+
+
+def _protect_xgid(arg: str) -> str:
+    """An XGID that starts with '-' written as `XGID=...`, so that argparse reads it as
+    the POSITION it is instead of an unknown option (no `--` needed)."""
+    return "XGID=" + arg if arg.startswith("-") and _BARE_XGID.fullmatch(arg) else arg
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every verb, or with `only` that one (so that a command imports
+    nothing the others need: the command line answers faster)."""
+    parser = Parser(
+        prog="vrhcaby", description="Train and judge backgammon bots the TD-Gammon way."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS if only is None else (only,):
+        importlib.import_module(f"vrhcaby.cli.{name}").register(sub)
+    return parser
+
+
+#: The longest error message printed: the parsers quote only a prefix of what they were
+#: given (`engine.text.quoted`), and this bounds any message that still echoes an input.
+MAX_ERROR = 300
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error's message on one line of at most `MAX_ERROR` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 1] + "…"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = [_protect_xgid(a) for a in (sys.argv[1:] if argv is None else argv)]
+    verb = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(verb if verb in COMMANDS else None).parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UsageError, ValueError, FileNotFoundError) as exc:
+        print(f"vrhcaby {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except ChildProcessError as exc:  # a worker process died (vrhcaby.play.pool.WorkerDied)
+        print(f"vrhcaby {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+"""`vrhcaby tournament A B [C ...]`: every pair of agents plays, mirrored dice by default.
+
+Prints a table of results per pair (points per game with a 95% interval over mirrored
+pairs, wins, gammons, backgammons each way; match wins in match mode) and, for three or
+more agents, Bradley–Terry ratings on the Elo scale. `--json` prints one object instead;
+`--out DIR` saves every game (`games.jsonl`), `.mat` files (not for acey-deucey) and
+`results.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from agents import load_agent
+from vrhcaby.cli.common import MoneyRules, StopSignals, add_jobs_argument, add_ray_arguments
+from vrhcaby.io import matchfile
+from vrhcaby.io.plot import heatmap_svg
+from vrhcaby.nn import checkpoint
+from vrhcaby.play.stats import bradley_terry_elo
+from vrhcaby.play.tournament import PairResult, Settings, check_agents, cubeless_agents, play_pair
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options shared by `vrhcaby tournament` and `evaluate.py`."""
+    parser.add_argument(
+        "agents",
+        nargs="+",
+        metavar="AGENT",
+        help="agent specs: random, heuristic, pubeval, td[:PATH][?plies=N], gnubg[?plies=N]",
+    )
+    parser.add_argument(
+        "--games",
+        type=int,
+        default=1000,
+        help="games (or matches) per pair of agents (default 1000)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
+    add_jobs_argument(parser)
+    add_ray_arguments(
+        parser,
+        "local: --jobs processes here (default); ray: a Ray cluster (vrhcaby[ray])",
+        "Ray tasks at a time (default 0: all the cluster's CPUs)",
+    )
+    parser.add_argument(
+        "--match-to",
+        type=int,
+        default=0,
+        metavar="N",
+        help="play N-point matches (default: money games)",
+    )
+    parser.add_argument(
+        "--cube",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="use the doubling cube (default on)",
+    )
+    parser.add_argument(
+        "--jacoby",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="money play with the cube: the Jacoby rule (default on, as in GNU Backgammon)",
+    )
+    parser.add_argument(
+        "--beavers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="money play with the cube: a side doubled may beaver, if its agent knows how "
+        "(td, gnubg; default on, as in GNU Backgammon)",
+    )
+    parser.add_argument("--variant", default="standard", help="starting layout")
+    parser.add_argument(
+        "--mirror",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="play each game twice with the same dice, seats swapped",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", type=Path, help="save games and results in this folder")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "tournament", help="play agents against each other", description=__doc__.splitlines()[0]
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def _check(args: argparse.Namespace) -> list:
+    if len(args.agents) < 2:
+        raise ValueError("a tournament needs at least two agents")
+    if args.games < 1:
+        raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.match_to < 0:
+        raise ValueError(f"--match-to must be positive, got {args.match_to}")
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
+    if args.backend == "local" and (args.address or args.workers):
+        raise ValueError("--address and --workers are for --backend ray (else use --jobs)")
+    if args.backend == "ray":
+        from vrhcaby.play.ray import check_backend
+
+        check_backend(args.backend)
+    agents = [load_agent(spec) for spec in args.agents]
+    check_agents(agents, Settings(variant=args.variant))
+    return agents
+
+
+def _rules(args: argparse.Namespace) -> dict:
+    """The rules the games were played by, for `--json`."""
+    money_cube = args.cube and not args.match_to
+    return {
+        "match_to": args.match_to,
+        "cube": args.cube,
+        "jacoby": args.jacoby if money_cube else None,
+        "beavers": args.beavers if money_cube else None,
+    }
+
+
+def _describe_rules(args: argparse.Namespace) -> str:
+    """The header line: what was played, by which rules."""
+    if args.match_to:
+        return f"{args.match_to}-point matches, Crawford rule" + ("" if args.cube else ", no cube")
+    if not args.cube:
+        return "money games without the cube"
+    return "money games with the cube, " + MoneyRules(args.jacoby, args.beavers).describe()
+
+
+def _fmt(x: float) -> str:
+    return "  n/a" if math.isnan(x) else f"{x:+.3f}"
+
+
+def check_out(out: Path | None) -> None:
+    """`--out` names a directory or one that can be made (not a file, nor inside one)."""
+    if out is None:
+        return
+    for part in (out, *out.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"--out {str(out)!r:.80}: {str(part)!r:.80} is a file")
+            return
+
+
+def _records(pair: PairResult, seed: int) -> list[dict]:
+    """The games of a pair as `games.jsonl` records, in sample order."""
+    return [
+        dict(g.record or {}, a=pair.a, b=pair.b, a_seat=g.a_seat, sample=g.sample,
+             copy=g.copy, seed=seed)
+        for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
+    ]  # fmt: skip
+
+
+def _save(out: Path, records: list[dict], pair: PairResult, index: int) -> None:
+    """The games of the pairs so far (`games.jsonl`, rewritten atomically) and the `.mat`
+    files of the last pair, whose games are `records[-pair.games:]`."""
+    lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+    checkpoint.write_atomic(out / "games.jsonl", lines)
+    mine = records[len(records) - len(pair.results) :]
+    if mine and mine[0].get("variant") == "acey-deucey":
+        return  # the .mat format has no waiting checkers nor extra rolls
+    if pair.match_to:
+        for (s, c), games in itertools.groupby(mine, key=lambda r: (r["sample"], r["copy"])):
+            matchfile.export_mat(list(games), out / f"pair{index}-match{s}-{c}.mat")
+    elif mine and mine[0].get("variant") == "standard":
+        matchfile.export_mat(mine, out / f"pair{index}.mat")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The tournament; after SIGINT or SIGTERM, the games finished are kept, written and
+    summarised, and the exit status is 130 or 143 (`StopSignals`)."""
+    check_out(args.out)
+    agents = _check(args)
+    if args.backend == "ray":
+        from vrhcaby.play.ray import connect
+
+        connect(args.address)
+    cubeless = cubeless_agents(agents)
+    if cubeless and args.cube and len(cubeless) < len(agents):  # someone uses the cube
+        print(
+            f"warning: {', '.join(cubeless)} play without a cube (never double, always "
+            "take): cube results against them flatter their opponents",
+            file=sys.stderr,
+        )
+    if args.out:
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--out {str(args.out)!r:.80}: {exc.strerror}") from None
+        (args.out / "games.jsonl").unlink(missing_ok=True)
+    with StopSignals() as stop:
+        pairs = _play(args, agents, stop)
+        with stop.holding():
+            _report(args, agents, pairs)
+    return stop.status
+
+
+def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[PairResult]:
+    """Every pair's games, until all are played or a signal stops them; each pair's
+    games are saved (`--out`) before the next pair starts."""
+    pairs: list[PairResult] = []
+    records: list[dict] = []
+    for k, (i, j) in enumerate(itertools.combinations(range(len(agents)), 2)):
+        try:
+            pair = play_pair(
+                agents[i],
+                agents[j],
+                games=args.games,
+                seed=args.seed,
+                variant=args.variant,
+                jobs=args.jobs,
+                backend=args.backend,
+                workers=args.workers,
+                cube=args.cube,
+                match_to=args.match_to,
+                jacoby=args.jacoby and args.cube and not args.match_to,
+                beavers=args.beavers and args.cube and not args.match_to,
+                mirrored=args.mirror,
+                record=args.out is not None,
+                progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+            )
+        except KeyboardInterrupt:  # outside the games (their results are kept): none kept
+            break
+        pairs.append(pair)
+        if args.out:
+            with stop.holding():
+                records += _records(pair, args.seed)
+                _save(args.out, records, pair, k)
+        if pair.interrupted or stop.received:
+            pair.interrupted = True
+            print("interrupted: results so far", file=sys.stderr)
+            break
+    return pairs
+
+
+def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> None:
+    """The results: `results.json` and `table.svg` (atomically) and the table or JSON."""
+    cubeless = cubeless_agents(agents)
+    result: dict = {
+        "rules": _rules(args),
+        "cube": args.cube,
+        "cubeless_agents": cubeless,
+        "pairs": [p.to_json() for p in pairs],
+    }
+    table = round_robin(len(agents), pairs)
+    complete = len(pairs) == math.comb(len(agents), 2) and not pairs[-1].interrupted
+    if len(agents) >= 3 and complete:
+        wins = np.zeros((len(agents), len(agents)))
+        for p, (i, j) in zip(pairs, itertools.combinations(range(len(agents)), 2), strict=False):
+            wins[i, j], wins[j, i] = p.wins
+        elo, se = bradley_terry_elo(wins)
+        result["ratings"] = [
+            {"agent": a, "elo": float(e), "ci95": [float(e - 1.96 * s), float(e + 1.96 * s)]}
+            for a, e, s in zip(args.agents, elo, se, strict=True)
+        ]
+    if args.out:
+        checkpoint.write_atomic(args.out / "results.json", json.dumps(result, indent=1) + "\n")
+        if len(agents) >= 3:
+            unit = "match-winning rate" if args.match_to else "points per game"
+            svg = heatmap_svg(args.agents, table, f"Round robin: row agent's {unit}")
+            checkpoint.write_atomic(args.out / "table.svg", svg)
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(_describe_rules(args))
+    unit = "matches" if args.match_to else "games"
+    print(
+        f"{'A':>24} {'B':>24} {unit:>7} {'pairs':>6} {'ppg':>7} {'95% CI':>17} "
+        f"{'wins':>11} {'gammons':>9} {'bgs':>7}"
+        + ("  match wins (95% CI)" if args.match_to else "")
+    )
+    for p in pairs:
+        line = (
+            f"{p.a:>24} {p.b:>24} {p.matches if args.match_to else p.games:>7} "
+            f"{p.pairs:>6} {_fmt(p.ppg):>7} [{_fmt(p.ci95[0])}, {_fmt(p.ci95[1])}] "
+            f"{p.wins[0]:>5}-{p.wins[1]:<5} {p.gammons[0]:>4}-{p.gammons[1]:<4} "
+            f"{p.backgammons[0]:>3}-{p.backgammons[1]:<3}"
+        )
+        if args.match_to:
+            line += f"  {p.match_win_rate:.3f} [{p.match_ci95[0]:.3f}, {p.match_ci95[1]:.3f}]"
+        print(line)
+    mode = "mirrored pairs (each the mean of two games with the same dice, seats swapped)"
+    print(f"ppg: A's points per game; interval over {mode if args.mirror else 'games'}")
+    if not args.cube:
+        print("cube: off for every agent")
+    elif cubeless:
+        print(f"without a cube (never double, always take): {', '.join(cubeless)}")
+    if len(agents) >= 3:
+        names = [a[:10] for a in args.agents]
+        print(
+            "\nround robin: the row agent's "
+            + ("match-winning rate" if args.match_to else "points per game")
+        )
+        print(" " * 12 + "".join(f"{n:>11}" for n in names))
+        for name, row in zip(names, table, strict=True):
+            cells = "".join(f"{'—' if np.isnan(v) else _fmt(v):>11}" for v in row)
+            print(f"{name:>12}{cells}")
+    for r in result.get("ratings", []):
+        print(f"{r['agent']:>24}  Elo {r['elo']:+7.1f}  [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]")
+
+
+def round_robin(n: int, pairs: list[PairResult]) -> np.ndarray:
+    """(n, n) table of the row agent's points per game (or match-winning rate) against
+    the column agent; NaN on the diagonal and for pairs not played."""
+    table = np.full((n, n), np.nan)
+    for p, (i, j) in zip(pairs, itertools.combinations(range(n), 2), strict=False):
+        if p.matches:
+            table[i, j], table[j, i] = p.match_win_rate, 1 - p.match_win_rate
+        else:
+            table[i, j], table[j, i] = p.ppg, -p.ppg
+    return table

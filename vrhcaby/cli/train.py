@@ -1,0 +1,441 @@
+"""`vrhcaby train` (and `python train.py`): train a value network by TD(λ) self-play, the way
+TD-Gammon was trained.
+
+    python train.py --config configs/quick.toml [--set td.lam=0.8 ...] [--device cuda]
+    python train.py --config configs/quick.toml --resume      # continue after a stop
+    python train.py --config configs/full.toml --backend ray --address auto --workers 16
+    python train.py --config configs/sixdice.toml             # the six-dice scoring game
+
+Read top to bottom: the run configuration, the device, the trainer (fresh or resumed from
+the newest checkpoint), then the loop: a self-play round and its TD(λ) updates, logging,
+periodic evaluation (backgammon: against fixed opponents; six-dice: the mean final total
+against the exact optimum), checkpoints. Ctrl-C saves a checkpoint of the last completed
+round, so `--resume` continues exactly (same dice, same weights). The algorithm itself
+lives in `vrhcaby.learn.td`, the game learnt in a `vrhcaby.learn.td.Game` (`game` in the config);
+`--backend ray` moves backgammon self-play onto Ray workers and keeps the learner here
+(`vrhcaby.play.ray`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agents import load_agent
+from vrhcaby.base.config import format_table, load_config, to_dict
+from vrhcaby.cli.common import Parser, cpu_count
+from vrhcaby.learn.ray import DistributedConfig, RayTrainer
+from vrhcaby.learn.td import Backgammon, EvalConfig, Evaluation, Game, TDConfig, Trainer
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.net import NetConfig
+from vrhcaby.play.ray import check_backend
+from vrhcaby.sixdice.learner import SheetNetConfig, SixDice
+
+GAMES = ("backgammon", "sixdice")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run."""
+
+    name: str = "quick"
+    """Run name: checkpoints are NAME-g<games>.pt and NAME-best.pt."""
+    game: str = "backgammon"
+    """The game learnt: backgammon, or sixdice (the six-dice scoring game, solitaire: its
+    network is `sixdice`'s; `net`, `eval.opponents` and `ray` are backgammon's)."""
+    seed: int = 1
+    """Seed of the initial weights and of the self-play dice."""
+    variant: str = "standard"
+    """Game variant learnt: standard, nackgammon, nackgammon-seed, acey-deucey (its
+    network gets the waiting-checker and extra-turn inputs by itself; its evaluation
+    opponents must play it: random, heuristic, or another acey-deucey td network)."""
+    games: int = 20_000
+    """Self-play games to train for."""
+    device: str = "cpu"
+    """torch device for the updates (cpu, cuda, cuda:1); --device overrides it."""
+    threads: int = 0
+    """torch CPU threads (0 = torch's default, or with --backend ray on this machine alone
+    the CPUs its self-play workers leave)."""
+    checkpoint_every: int = 5_000
+    """Write a checkpoint every this many games (and at the end)."""
+    keep: int = 3
+    """Numbered checkpoints kept (the best is kept besides)."""
+    checkpoint_dir: str = "checkpoints"
+    """Where checkpoints go."""
+    runs_dir: str = "runs"
+    """Where TensorBoard logs go (runs/NAME__SEED__TIME)."""
+    init_from: str = ""
+    """Start a new run from this checkpoint's network (not its optimizer, dice or games):
+    same hidden layers, and the same encoding or one that extends it, whose new inputs
+    start at zero weight. Ignored by --resume."""
+    net: NetConfig = field(default_factory=NetConfig)
+    sixdice: SheetNetConfig = field(default_factory=SheetNetConfig)
+    """The six-dice network (game = "sixdice")."""
+    td: TDConfig = field(default_factory=TDConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    ray: DistributedConfig = field(default_factory=DistributedConfig)
+    """Used by --backend ray only."""
+
+    def __post_init__(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"unknown game {self.game!r} (known: {', '.join(GAMES)})")
+        if self.game == "sixdice" and self.variant != "standard":
+            raise ValueError("the six-dice trainer learns the standard rules (variant standard)")
+        if self.eval.judge_games and (self.game != "backgammon" or self.variant != "standard"):
+            raise ValueError("eval.judge_games judges standard backgammon only")
+        for key in ("games", "checkpoint_every", "keep"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        if not re.fullmatch(r"\w[\w.+-]*", self.name):
+            raise ValueError(
+                f"name must be a file-name part (letters, digits, and . _ + - after the "
+                f"first), got {self.name!r:.60}"
+            )
+        if self.seed < 0 or self.threads < 0:
+            raise ValueError(f"seed and threads must be 0 or more, got {self.seed}, {self.threads}")
+        if self.game == "backgammon" and self.eval.every and not self.eval.opponents:
+            raise ValueError("eval.opponents must name at least one agent when eval.every > 0")
+
+
+def check_directory(key: str, path: str) -> None:
+    """A directory setting names a directory, or one that can be made: no part of it is
+    a file, and the part that exists is writable (else the run would fail at its first
+    checkpoint or log, after games were trained)."""
+    for part in (Path(path), *Path(path).parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(
+                    f"{key} {path!r:.80} is not a directory ({str(part)!r:.80} is a file)"
+                )
+            if not os.access(part, os.W_OK | os.X_OK):
+                raise ValueError(f"{key} {path!r:.80} cannot be written ({str(part)!r:.80})")
+            return
+
+
+def check_opponents(cfg: TrainConfig) -> None:
+    """The evaluation opponents load (a bad spec or network fails now, not after the
+    first interval of training)."""
+    if cfg.game == "backgammon" and cfg.eval.every:
+        for spec in cfg.eval.opponents:
+            try:
+                agent = load_agent(spec)
+            except ValueError as exc:
+                raise ValueError(f"eval.opponents: {exc}") from None
+            if not agent.supports(cfg.variant):  # pubeval and gnubg play no acey-deucey
+                raise ValueError(f"eval.opponents: {spec!r} cannot play variant {cfg.variant!r}")
+
+
+def restore(what: str, path: Path, apply: Callable[[], None]) -> None:
+    """Run `apply` (a trainer's `load_state` or `warm_start` from checkpoint `path`),
+    turning what a checkpoint that passed `checkpoint.load` could still hold wrong into
+    one line naming the file."""
+    try:
+        apply()
+    except checkpoint.CheckpointError:
+        raise
+    except ValueError as exc:
+        raise ValueError(f"{what} {path}: {exc}") from None
+    except (KeyError, TypeError, IndexError, RuntimeError) as exc:
+        raise checkpoint.CheckpointError(
+            f"{path}: cannot be restored ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device called `name`, or a ValueError if it is unknown or absent."""
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"unknown device {name!r} (use cpu or cuda[:N])") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but CUDA is not available here")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device {name!r} does not exist ({torch.cuda.device_count()} GPUs)")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"unsupported device {name!r} (use cpu or cuda[:N])")
+    return device
+
+
+def learner_threads(cfg: TrainConfig, backend: str, address: str | None) -> int:
+    """torch's CPU threads for the updates: `threads` when set; else, when Ray starts its
+    self-play workers on this machine, the CPUs they leave (a learner with every core
+    starves them); else torch's own default."""
+    if cfg.threads:
+        return cfg.threads
+    if backend == "ray" and not address:
+        return max(1, cpu_count() - cfg.ray.workers)
+    return torch.get_num_threads()
+
+
+def code_version() -> str:
+    """Package version plus the git commit, when they can be found."""
+    try:
+        version = importlib.metadata.version("vrhcaby")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{version}+g{commit}" if commit else version
+
+
+def make_game(cfg: TrainConfig) -> Game:
+    """The game the config learns."""
+    if cfg.game == "sixdice":
+        return SixDice(cfg.sixdice)
+    return Backgammon(cfg.net, cfg.variant, cfg.td.backup)
+
+
+def new_run_dir(cfg: TrainConfig) -> Path:
+    """Where a new run's TensorBoard logs go."""
+    return Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
+
+
+def report(game: Game, latest_eval: dict[str, Any], cfg: TrainConfig) -> Evaluation:
+    """What the latest evaluation (as kept in checkpoints: its games, then the record) means."""
+    return game.report({k: v for k, v in latest_eval.items() if k != "games"}, cfg.eval)
+
+
+def run(args: argparse.Namespace) -> int:
+    # --- configuration --------------------------------------------------------------
+    overrides = list(args.set or [])
+    if args.device:
+        overrides.append(f"device={args.device}")
+    if args.workers is not None:
+        overrides.append(f"ray.workers={args.workers}")
+    cfg = load_config(TrainConfig, args.config, overrides)
+    device = resolve_device(cfg.device)
+    check_directory("checkpoint_dir", cfg.checkpoint_dir)
+    check_directory("runs_dir", cfg.runs_dir)
+    if args.backend == "ray" and cfg.game != "backgammon":
+        raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
+    check_backend(args.backend)
+    if args.backend == "local" and (args.address or args.workers is not None):
+        raise ValueError("--address and --workers are for --backend ray")
+    torch.set_num_threads(learner_threads(cfg, args.backend, args.address))
+    print(f"resolved config:\n{format_table(cfg)}", flush=True)
+
+    # --- the trainer, fresh or resumed ---------------------------------------------------
+    ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
+    game = make_game(cfg)
+    check_opponents(cfg)
+    local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
+    trainer: Trainer | RayTrainer = local
+    best: float | None = None
+    latest_eval: dict[str, Any] = {}
+    for stale in ckdir.remove_stale():
+        print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
+    if args.resume:
+        path, arrays, meta, skipped = ckdir.latest_sound()
+        for reason in skipped:
+            print(f"skipped {reason}", file=sys.stderr)
+        restore("resume from", path, lambda: local.load_state(arrays, meta))
+        run_dir = Path(meta.get("run_dir") or new_run_dir(cfg))
+        best = meta.get("best")
+        latest_eval = meta.get("evaluation", {})
+        newest = " (the newest sound checkpoint)" if skipped else ""
+        print(f"resumed {path} at {trainer.games} games{newest}", flush=True)
+        saved_by = meta.get("best_by", "ppg")
+        if best is not None and saved_by != cfg.eval.best_by:
+            best = None  # a score on the other scale: the next evaluation is the best so far
+            print(
+                f"eval.best_by is now {cfg.eval.best_by!r}, not {saved_by!r}: "
+                "the next evaluation starts a new best",
+                flush=True,
+            )
+    else:
+        if ckdir.latest() is not None:
+            raise ValueError(
+                f"run {cfg.name!r} already has checkpoints in {ckdir.directory}; "
+                "pass --resume to continue it or --set name=OTHER for a new run"
+            )
+        run_dir = new_run_dir(cfg)
+        if cfg.init_from:
+            source = Path(cfg.init_from)
+            warm = checkpoint.load(source, "backgammon")
+            restore("init_from", source, lambda: local.warm_start(*warm))
+            print(f"started from the network of {cfg.init_from}", flush=True)
+    if args.backend == "ray":  # self-play on the cluster; the learner stays here
+        trainer = RayTrainer(local, cfg.ray, args.address)
+
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    writer = SummaryWriter(str(run_dir), purge_step=trainer.games or None)
+    writer.add_text("config", format_table(cfg), trainer.games)
+    writer.add_text("network", game.net.describe(), trainer.games)
+
+    def save(state: tuple[dict, dict], is_best: bool = False) -> Path:
+        arrays, meta = state
+        meta = {
+            **meta,
+            "config": to_dict(cfg),
+            "run_dir": str(run_dir),
+            "best": best,
+            "best_by": cfg.eval.best_by,
+            "evaluation": latest_eval,
+            "version": code_version(),
+        }
+        return ckdir.save(meta["games"], arrays, meta, best=is_best)
+
+    # --- the loop: self-play, learn, log, evaluate, checkpoint -----------------------------
+    bar = tqdm(total=cfg.games, initial=trainer.games, unit="game", disable=args.no_progress)
+    next_eval = cfg.eval.every * (trainer.games // cfg.eval.every + 1) if cfg.eval.every else 0
+    next_save = cfg.checkpoint_every * (trainer.games // cfg.checkpoint_every + 1)
+    state = trainer.state()
+    stopped_by: signal.Signals | None = None
+
+    def stop(signum: int, _frame: Any) -> None:
+        """Ctrl-C or SIGTERM (a scheduler's stop): finish the round, save it and stop; a
+        second one stops at once, saving the round's start. Raising inside the round could
+        land in numba's or torch's machinery, which does not always let it through."""
+        nonlocal stopped_by
+        if stopped_by is not None:
+            raise KeyboardInterrupt
+        stopped_by = signal.Signals(signum)
+        print(f"{stopped_by.name}: stopping after this round (again: at once)", file=sys.stderr)
+
+    # Also SIGINT when a shell that started the run in the background told it to ignore it.
+    handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while trainer.games < cfg.games and stopped_by is None:
+            state = trainer.state()  # what Ctrl-C saves: the start of this round
+            started = time.perf_counter()
+            stats = trainer.round()
+            seconds = time.perf_counter() - started
+            g = trainer.games
+            writer.add_scalar("losses/loss", stats.update.loss, g)
+            writer.add_scalar("losses/td_error", stats.update.td_error, g)
+            writer.add_scalar("losses/abs_td_error", stats.update.abs_td_error, g)
+            writer.add_scalar("charts/games_per_s", stats.games / seconds, g)
+            writer.add_scalar("charts/plies_per_s", stats.plies / seconds, g)
+            writer.add_scalar("charts/positions_evaluated_per_s", stats.evaluated / seconds, g)
+            writer.add_scalar("charts/learning_rate", stats.lr, g)
+            writer.add_scalar("charts/lambda", stats.lam, g)
+            charts = {
+                "gammon_rate": stats.gammon_rate,
+                "backgammon_rate": stats.backgammon_rate,
+                **stats.charts,
+            }
+            for key, value in charts.items():
+                if value is not None:
+                    writer.add_scalar(f"charts/{key}", value, g)
+            if isinstance(trainer, RayTrainer):
+                for key, value in trainer.scalars().items():
+                    writer.add_scalar(key, value, g)
+            bar.update(stats.games)
+            postfix = {
+                "games/s": f"{stats.games / seconds:.0f}",
+                "plies/s": f"{stats.plies / seconds:.0f}",
+            }
+
+            is_best = False
+            if next_eval and (g >= next_eval or g >= cfg.games):
+                latest_eval = {"games": g, **local.evaluate(cfg.eval, to_dict(cfg))}
+                result = report(game, latest_eval, cfg)
+                for key, value in result.scalars.items():
+                    writer.add_scalar(f"eval/{key}", value, g)
+                is_best = best is None or result.score > best
+                best = result.score if is_best else best
+                next_eval += cfg.eval.every
+            if latest_eval:
+                postfix.update(report(game, latest_eval, cfg).postfix)
+            bar.set_postfix(postfix)
+
+            if is_best or g >= next_save or g >= cfg.games:
+                save(trainer.state(), is_best)
+                next_save = cfg.checkpoint_every * (g // cfg.checkpoint_every + 1)
+        if stopped_by is not None:
+            state = trainer.state()  # the round is complete
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        bar.close()
+        stopped_by = stopped_by or signal.SIGINT
+        for sig in handlers:  # from here on a signal cannot cut the last save short
+            signal.signal(sig, signal.SIG_IGN)
+        path = save(state)
+        print(
+            f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",
+            file=sys.stderr,
+        )
+        return 128 + stopped_by
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        writer.close()
+        if isinstance(trainer, RayTrainer):
+            trainer.close()
+    bar.close()
+    print(f"done: {trainer.games} games; checkpoints in {ckdir.directory}, logs in {run_dir}")
+    return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a training run (shared by `train.py` and `vrhcaby train`)."""
+    parser.add_argument(
+        "--config", metavar="TOML", help="config file, e.g. configs/quick.toml (else defaults)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override one config value, e.g. --set td.lam=0.8 (repeatable)",
+    )
+    parser.add_argument("--device", help="torch device: cpu, cuda, cuda:N (overrides the config)")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run from its newest checkpoint"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local: the batched trainer in this process (default); ray: self-play workers "
+        "on a Ray cluster, the learner here (needs vrhcaby[ray])",
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster to join (auto, HOST:PORT); default: start one here"
+    )
+    parser.add_argument("--workers", type=int, help="Ray self-play workers (overrides ray.workers)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a network by TD(lambda) self-play",
+        description="Train a value network by batched TD(lambda) self-play: "
+        'backgammon, or the six-dice scoring game with game = "sixdice" in the config.',
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
+    """The entry script's command line: the options of `vrhcaby train`, errors as one line."""
+    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0].split(": ", 1)[1])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2

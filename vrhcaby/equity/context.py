@@ -1,0 +1,155 @@
+"""The game context: the cube and the match, from the view of the side asked.
+
+Every decision (an agent's double, take and resignation; a hint; a rollout's cube) is
+taken in a `GameContext`; `MONEY` is money play with a centred cube.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+
+import engine
+from vrhcaby.equity import met
+
+CubeOwner = Literal["centre", "me", "opponent"]
+
+@dataclass(frozen=True)
+class GameContext:
+    """What an agent knows about the cube and the match, from the view of the side asked."""
+
+    #: The cube's value (1 while it has never been turned).
+    cube_value: int = 1
+    #: Who may double next: the centre (either side) or the side that owns the cube.
+    cube_owner: CubeOwner = "centre"
+    #: Whether the cube is in play at all (`--no-cube` turns it off).
+    cube_enabled: bool = True
+    #: The highest cube value allowed.
+    max_cube: int = 64
+    #: Match length in points; 0 for money play.
+    match_to: int = 0
+    #: Points already won in the match: (the side asked, its opponent).
+    score: tuple[int, int] = (0, 0)
+    #: Whether this game is the Crawford game (no doubling at all).
+    crawford: bool = False
+    #: Money play only: gammons count single while the cube has never been turned.
+    jacoby: bool = False
+    #: Money play only: a side doubled may beaver (take and redouble at once, keeping
+    #: the cube), so a double is judged against that answer.
+    beavers: bool = False
+
+    def flip(self) -> GameContext:
+        """The same context seen by the other side."""
+        owner: CubeOwner = {"centre": "centre", "me": "opponent", "opponent": "me"}[self.cube_owner]
+        return replace(self, cube_owner=owner, score=(self.score[1], self.score[0]))
+
+    def may_double(self) -> bool:
+        """Whether the side asked may legally and usefully offer a double now."""
+        if not self.cube_enabled or self.crawford or self.cube_owner == "opponent":
+            return False
+        if self.cube_value * 2 > self.max_cube:
+            return False
+        if self.match_to:
+            away = self.match_to - self.score[0]
+            # Needing one point, or already winning the match with the current cube,
+            # a double gains nothing (the rules say: offer no such double).
+            if away <= 1 or self.cube_value >= away:
+                return False
+        return True
+
+    def away(self) -> tuple[int, int]:
+        """Match play: the points (the side asked, its opponent) still needed to win."""
+        return self.match_to - self.score[0], self.match_to - self.score[1]
+
+
+MONEY = GameContext()
+
+
+def parse_score(text: str) -> tuple[int, int]:
+    """``A-B`` -> (A, B): points won by the side on roll and by its opponent."""
+    parts = text.strip().split("-")
+    try:
+        a, b = (int(x) for x in parts)
+    except ValueError:
+        raise ValueError(f"a score is two numbers like 2-4, got {text!r}") from None
+    if a < 0 or b < 0:
+        raise ValueError(f"scores cannot be negative, got {text!r}")
+    return a, b
+
+
+def _check_match(match_to: int, score: tuple[int, int], crawford: bool) -> None:
+    if match_to < 1:
+        raise ValueError(f"the match length must be at least 1 point, got {match_to}")
+    if max(score) >= match_to:
+        raise ValueError(
+            f"impossible score {score[0]}-{score[1]} in a {match_to}-point match "
+            "(each score is below the match length)"
+        )
+    if match_to > met.KAZAROSS_XG2.length:
+        raise ValueError(
+            f"matches up to {met.KAZAROSS_XG2.length} points are covered by the "
+            f"match equity table, got {match_to}"
+        )
+    if crawford and match_to - 1 not in score:
+        raise ValueError(
+            f"the Crawford game needs a side at {match_to - 1} points, got score "
+            f"{score[0]}-{score[1]}"
+        )
+
+
+def context_for(
+    board: np.ndarray,
+    state: engine.MatchState | None = None,
+    *,
+    match_to: int | None = None,
+    score: tuple[int, int] | None = None,
+    crawford: bool = False,
+    jacoby: bool = False,
+    max_cube: int = 64,
+) -> GameContext:
+    """The context of the side on roll (row 1 of `board`) from a Match ID/XGID state, or
+    from a match length and score (the side on roll's first), or money play.
+
+    ValueError (one line) for an impossible score, a zero-point match, a state the board
+    contradicts (a finished game, a game not being played), or both sources at once.
+    """
+    if state is not None and (match_to is not None or score is not None):
+        raise ValueError(
+            "give the match either in the position (Match ID/XGID) or as "
+            "--match-to/--score, not both"
+        )
+    off = engine.CHECKERS - np.asarray(board).sum(axis=1)
+    if off.max() >= engine.CHECKERS:
+        raise ValueError("the position is a finished game (a side has borne off all checkers)")
+    if state is None:
+        if match_to is None and score is not None:
+            raise ValueError("--score needs --match-to")
+        if match_to is None:
+            if crawford:
+                raise ValueError("the Crawford rule is for match play (give --match-to)")
+            return GameContext(jacoby=jacoby, max_cube=max_cube)
+        score = score or (0, 0)
+        _check_match(match_to, score, crawford)
+        return GameContext(match_to=match_to, score=score, crawford=crawford, max_cube=max_cube)
+    if state.game_state != engine.GameState.PLAYING:
+        raise ValueError(
+            f"the Match ID says the game is {state.game_state.name.lower()}, not being played"
+        )
+    me = state.dice_owner
+    owner = "centre" if state.cube_owner < 0 else "me" if state.cube_owner == me else "opponent"
+    mine, theirs = state.score[me], state.score[1 - me]
+    if state.match_length:
+        _check_match(state.match_length, (mine, theirs), state.crawford)
+        if state.cube_value > max_cube:
+            raise ValueError(f"the cube {state.cube_value} is beyond the limit {max_cube}")
+    return GameContext(
+        cube_value=state.cube_value,
+        cube_owner=owner,
+        max_cube=max(max_cube, state.cube_value),
+        match_to=state.match_length,
+        score=(mine, theirs),
+        crawford=state.crawford,
+        jacoby=state.jacoby and not state.match_length,
+    )

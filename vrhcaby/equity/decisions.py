@@ -1,0 +1,219 @@
+"""Cube decisions, resignations and cubeful play equities from the five cubeless
+probabilities of a position, in its `GameContext`.
+
+What the ``td`` and ``gnubg`` agents decide with and what `vrhcaby.analysis` shows, from one
+source: probabilities (`p = [W, Wg, Wbg, Lg, Lbg]` for the side on roll) turned into
+cubeful equities with Janowski's model (`vrhcaby.equity.cube`) and match winning chances
+(`vrhcaby.equity.met`). Equities are per unit of the current cube: money points in money
+play, EMG (gnubg's normalised equity) in match play. The cube efficiency comes from the
+position class of the board the decision is taken on (`cube.Efficiency`, gnubg's eval.c
+values by default: 0.68 in contact, a pip-count-dependent value in races).
+
+A candidate play is valued as gnubg's cubeful 0-ply does: the mover's equity after the
+play is minus the opponent's equity with the opponent on roll and holding its own cube
+options (no double, or double and the mover's best answer); `play_equities` does it for a
+whole batch. Pass ``cubeful=False`` for cubeless values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import engine
+from vrhcaby.equity import cube, met
+from vrhcaby.equity.context import GameContext
+
+
+def _owner(context: GameContext) -> cube.CubeOwner:
+    return context.cube_owner if context.cube_enabled else "dead"
+
+
+def efficiency(board: np.ndarray, params: cube.Efficiency = cube.GNUBG_EFFICIENCY) -> float:
+    """Cube efficiency of the position class of `board` (side on roll in row 1)."""
+    position = engine.Position(board)
+    kind = position.classify()
+    if kind == "race":
+        return cube.cube_efficiency("race", position.pips()[0], params=params)
+    return cube.cube_efficiency("bearoff" if kind == "bearoff" else "contact", params=params)
+
+
+# --- cube decisions and resignations -------------------------------------------------
+
+
+def cube_decision(
+    p: np.ndarray,
+    board: np.ndarray,
+    context: GameContext,
+    *,
+    params: cube.Efficiency = cube.GNUBG_EFFICIENCY,
+    x: float | None = None,
+    beavers: bool = False,
+) -> cube.CubeDecision:
+    """The cube decision of the side on roll of `board`, whose probabilities are `p`.
+
+    `x` fixes the cube efficiency; otherwise it comes from the position class (`params`).
+    """
+    eff = efficiency(board, params) if x is None else x
+    owner = _owner(context)
+    if not context.match_to:
+        return cube.money_cube_decision(
+            p,
+            x=eff,
+            cube_value=context.cube_value,
+            cube_owner=owner,
+            jacoby=context.jacoby,
+            beavers=beavers,
+            max_cube=context.max_cube,
+        )
+    away_me, away_opp = context.away()
+    return cube.match_cube_decision(
+        p,
+        away_me=away_me,
+        away_opp=away_opp,
+        cube_value=context.cube_value,
+        cube_owner=owner,
+        crawford=context.crawford,
+        x=eff,
+        max_cube=context.max_cube,
+    )
+
+
+def _resign_args(context: GameContext) -> dict:
+    args: dict = {"cube_owner": _owner(context), "jacoby": context.jacoby}
+    if context.match_to:
+        away_me, away_opp = context.away()
+        args.update(away_me=away_me, away_opp=away_opp, crawford=context.crawford)
+    return args
+
+
+def resignation_offer(p: np.ndarray, context: GameContext) -> int:
+    """0, or the resignation (1, 2, 3) the side on roll with probabilities `p` should offer."""
+    return cube.resignation_offer(p, context.cube_value, **_resign_args(context))
+
+
+def accept_resignation(p: np.ndarray, value: int, context: GameContext) -> bool:
+    """Whether to accept a resignation of `value` from the side whose probabilities and
+    context (its own view) are `p` and `context`."""
+    return cube.accept_resignation(p, value, context.cube_value, **_resign_args(context))
+
+
+# --- candidate plays -----------------------------------------------------------------
+
+
+def mover_equity(
+    p: np.ndarray,
+    afterstate: np.ndarray,
+    context: GameContext,
+    *,
+    params: cube.Efficiency = cube.GNUBG_EFFICIENCY,
+    x: float | None = None,
+    cubeful: bool = True,
+) -> tuple[float, float | None]:
+    """(equity, MWC or None) of the mover after a play, from its probabilities `p`.
+
+    `context` is the mover's. Cubeful: minus the opponent's equity on roll with its cube
+    options (gnubg's cubeful 0-ply); cubeless: the money equity, or in a match the EMG of
+    the cubeless MWC.
+    """
+    if context.match_to:
+        away_me, away_opp = context.away()
+        score = {"crawford": context.crawford}
+        if cubeful:
+            opp = cube_decision(
+                cube.invert(p), afterstate[::-1], context.flip(), params=params, x=x
+            )
+            mwc = 1.0 - float(opp.optimal_mwc)  # type: ignore[arg-type]
+        else:
+            mwc = float(
+                met.mwc_from_probabilities(p, away_me, away_opp, context.cube_value, **score)
+            )
+        emg = met.mwc_to_emg(mwc, away_me, away_opp, context.cube_value, **score)
+        return float(emg), mwc
+    if cubeful:
+        opp = cube_decision(cube.invert(p), afterstate[::-1], context.flip(), params=params, x=x)
+        return -opp.optimal, None
+    return float(cube.cubeless_equity(p)), None
+
+
+def efficiencies(boards: np.ndarray, params: cube.Efficiency = cube.GNUBG_EFFICIENCY) -> np.ndarray:
+    """`efficiency` of each board of a batch (B, 2, 25), side on roll in row 1; a finished
+    game counts as contact, as there."""
+    b = np.asarray(boards)
+    on = b.sum(axis=2)
+    over = (on == 0).any(axis=1)
+    contact = over | np.asarray(engine.has_contact(b), dtype=bool)
+    home = b[:, :, 6:].sum(axis=(1, 2)) == 0
+    race = params.race_coefficient + params.race_factor * engine.pips(b)[:, 1]
+    race = np.minimum(params.race_max, np.maximum(params.race_min, race))
+    return np.where(contact, params.contact, np.where(home, params.bearoff, race))
+
+
+def _janowski(x: np.ndarray, dead: Any, f: Callable[..., Any], **args: Any) -> np.ndarray:
+    """``(1 - x) * dead + x * live`` with per-row `x`, for a cube function `f` that mixes
+    the two itself for one scalar `x` (its value at x = 1 is the live part, or the dead one
+    where the cube is dead)."""
+    return (1.0 - x) * np.asarray(dead) + x * np.asarray(f(x=1.0, **args))
+
+
+def play_equities(
+    p: np.ndarray,
+    afterstates: np.ndarray,
+    context: GameContext,
+    *,
+    params: cube.Efficiency = cube.GNUBG_EFFICIENCY,
+    x: np.ndarray | None = None,
+) -> np.ndarray:
+    """`mover_equity` (cubeful) of many plays in one context, batched: (N,) equities of the
+    movers after `afterstates` (N, 2, 25) with probabilities `p` (N, 5); `x`, if given, the
+    cube efficiencies of the positions the opponent rolls from (`efficiencies`).
+
+    The opponent, on roll next, holds its cube options: its equity is its no-double equity,
+    or, where it may double and doubling is right, the lower of double/take and
+    double/pass; the mover's is minus that (money points, or the EMG of one minus the
+    opponent's MWC in a match).
+    """
+    q = cube.invert(np.asarray(p, dtype=np.float64))
+    theirs = context.flip()
+    owner = _owner(theirs)
+    value = theirs.cube_value
+    if theirs.match_to:
+        away_them, away_me = theirs.away()
+        if owner == "dead" or theirs.crawford or max(away_them, away_me) <= value:
+            # A dead cube: the cubeless MWC, all the rest below would come to.
+            dead = met.mwc_from_probabilities(
+                q, away_them, away_me, value, crawford=theirs.crawford
+            )
+            return np.asarray(
+                met.mwc_to_emg(1.0 - dead, away_me, away_them, value, crawford=theirs.crawford)
+            )
+    if x is None:
+        x = efficiencies(np.asarray(afterstates)[:, ::-1], params)
+    may_double = owner in ("centre", "me") and 2 * value <= theirs.max_cube
+    if not theirs.match_to:
+        dead = cube.cubeful_equity(q, "dead", 0.0)
+        jacoby = theirs.jacoby and owner == "centre"
+        nd_dead = cube.cubeful_equity(q, owner, 0.0, jacoby=jacoby) if jacoby else dead
+        nd = _janowski(x, nd_dead, cube.cubeful_equity, p=q, cube_owner=owner, jacoby=jacoby)
+        if not may_double:
+            return -nd
+        dt = 2.0 * _janowski(x, dead, cube.cubeful_equity, p=q, cube_owner="opponent")
+        return -np.maximum(nd, np.minimum(dt, 1.0))
+    crawford = theirs.crawford
+    score = {"away_me": away_them, "away_opp": away_me, "crawford": crawford}
+
+    def mwc(value: int, owner: cube.CubeOwner) -> np.ndarray:
+        dead = met.mwc_from_probabilities(q, away_them, away_me, value, crawford=crawford)
+        return _janowski(
+            x, dead, cube.match_cubeful_mwc, p=q, cube_value=value, cube_owner=owner, **score
+        )
+
+    theirs_mwc = mwc(value, owner)
+    if may_double and not crawford and away_them > value:
+        dp = met.KAZAROSS_XG2.outcome(away_them, away_me, value, True, crawford=crawford)
+        theirs_mwc = np.maximum(theirs_mwc, np.minimum(mwc(2 * value, "opponent"), dp))
+    return np.asarray(
+        met.mwc_to_emg(1.0 - theirs_mwc, away_me, away_them, value, crawford=crawford)
+    )

@@ -1,0 +1,149 @@
+"""The bear-off databases, built by the project and cached on disk (`database()`).
+
+`engine.bearoff` defines the tables and reads them; `engine.bearoff_build` computes them
+(about 5 seconds, plus numba's compile the first time). Here they are kept in one file,
+``bearoff-v<VERSION>.npz`` in `vrhcaby.base.files.cache_dir()` (27 MB, float32), with a
+checksum of its arrays: a file that is missing, unreadable, of another shape or whose
+checksum does not match is rebuilt (and a warning names it), so a damaged cache never
+gives wrong values. The two-sided values are exact; the one-sided ones are distributions
+from which `BearoffDB.probabilities` combines a race as GNU Backgammon does.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine import bearoff
+from engine.classify import BEAROFF1, BEAROFF2, classify_boards
+from vrhcaby.base.files import cache_dir, save_atomic
+
+log = logging.getLogger(__name__)
+
+VERSION = 2
+"""Bumped when the tables' definition changes, so that an old cache is not read."""
+TABLES = ("rolls", "first", "win", "centred", "owned", "theirs")
+MAX_ROLLS = 32
+_SHAPES = {
+    "rolls": (bearoff.N_POSITIONS, MAX_ROLLS),
+    "first": (bearoff.N_POSITIONS, MAX_ROLLS),
+    **{name: (bearoff.N_SMALL, bearoff.N_SMALL) for name in TABLES[2:]},
+}
+
+
+@dataclass(frozen=True)
+class BearoffDB:
+    """The one-sided and two-sided tables (see `engine.bearoff`), float32."""
+
+    rolls: np.ndarray
+    """(54264, 32): P(bearing off all the checkers takes exactly n rolls)."""
+    first: np.ndarray
+    """(54264, 32): P(bearing off the first checker takes exactly n rolls)."""
+    win: np.ndarray
+    """(924, 924) [on roll, not on roll]: cubeless P(the side on roll wins), exact."""
+    centred: np.ndarray
+    """(924, 924): the side on roll's cubeful money equity (cube 1), cube centred."""
+    owned: np.ndarray
+    """(924, 924): the same with the cube on its side."""
+    theirs: np.ndarray
+    """(924, 924): the same with the cube on the opponent's side."""
+
+    def mean_rolls(self, rows: np.ndarray) -> np.ndarray:
+        """Expected rolls to bear off all the checkers of each side's row (..., 25)."""
+        return self.rolls[bearoff.row_index(rows)] @ np.arange(MAX_ROLLS, dtype=np.float32)
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """The five probabilities (N, 5) float64 of the side that just moved (row 1) of
+        afterstates in a bear-off class (`engine.classify`): the exact two-sided value
+        where both sides have at most 6 checkers, else the one-sided race."""
+        after = np.asarray(afterstates)
+        classes = classify_boards(after)
+        if not np.isin(classes, (BEAROFF1, BEAROFF2)).all():
+            raise ValueError("the bear-off databases only cover positions with every checker home")
+        to_roll, mover = bearoff.row_index(after[:, 0]), bearoff.row_index(after[:, 1])
+        small = classes == BEAROFF2
+        out = np.zeros((len(after), 5))
+        out[small, 0] = 1.0 - self.win[to_roll[small], mover[small]]
+        if not small.all():  # the one-sided races only where the two-sided table ends
+            a, b = to_roll[~small], mover[~small]
+            out[~small] = bearoff.one_sided_outcome(
+                self.rolls[a], self.first[a], self.rolls[b], self.first[b]
+            )
+        return out
+
+    def cubeful(self, boards: np.ndarray, cube: str = "centre") -> np.ndarray:
+        """The side on roll's (row 1) exact cubeful money equity (N,) for cube value 1 in
+        two-sided positions (`BEAROFF2`), the cube ``"centre"``, ``"me"`` or ``"opponent"``."""
+        tables = {"centre": self.centred, "me": self.owned, "opponent": self.theirs}
+        if cube not in tables:
+            raise ValueError(f"cube must be 'centre', 'me' or 'opponent', got {cube!r}")
+        b = np.asarray(boards)
+        if (classify_boards(b) != BEAROFF2).any():
+            raise ValueError("exact cubeful equities need at most 6 checkers a side, all home")
+        on_roll, other = bearoff.row_index(b[:, 1]), bearoff.row_index(b[:, 0])
+        return tables[cube][on_roll, other].astype(np.float64)
+
+
+def _checksum(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """CRC-32 of the tables in order: it catches damage, not tampering, in a third of the
+    time SHA-256 takes (the cache is read by every command that meets a bear-off)."""
+    crc = 0
+    for name in TABLES:
+        crc = zlib.crc32(np.ascontiguousarray(arrays[name]), crc)
+    return np.array([crc], np.uint32)
+
+
+def build() -> BearoffDB:
+    """Compute both databases (numba)."""
+    from engine import bearoff_build  # loads numba and the move generator: only to build
+
+    rolls, first = bearoff_build.build_one_sided()
+    tables = {"rolls": rolls, "first": first, **bearoff_build.build_two_sided()}
+    return BearoffDB(**{name: tables[name].astype(np.float32) for name in TABLES})
+
+
+def _read(path: Path) -> BearoffDB | None:
+    """The databases in `path`, or None (with a warning) if it is missing or damaged."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path) as data:
+            arrays = {name: data[name] for name in (*TABLES, "checksum")}
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        log.warning("bear-off database %s is unreadable (%s): rebuilding it", path, exc)
+        return None
+    bad_shape = any(arrays[n].shape != _SHAPES[n] or arrays[n].dtype != np.float32 for n in TABLES)
+    if bad_shape or not np.array_equal(arrays["checksum"], _checksum(arrays)):
+        log.warning("bear-off database %s is corrupt (checksum): rebuilding it", path)
+        return None
+    return BearoffDB(**{name: arrays[name] for name in TABLES})
+
+
+def path() -> Path:
+    """Where the databases are cached."""
+    return cache_dir() / f"bearoff-v{VERSION}.npz"
+
+
+def load(file: Path | None = None) -> BearoffDB:
+    """The databases from `file` (default `path()`), built and saved there if it is
+    missing or corrupt."""
+    file = path() if file is None else Path(file)
+    db = _read(file)
+    if db is None:
+        log.info("building the bear-off databases into %s", file)
+        db = build()
+        arrays = {name: getattr(db, name) for name in TABLES}
+        save_atomic(file, {**arrays, "checksum": _checksum(arrays)})
+    return db
+
+
+@functools.cache
+def database() -> BearoffDB:
+    """The process's bear-off databases, loaded (or built) once on first use."""
+    return load()

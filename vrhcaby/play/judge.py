@@ -1,0 +1,146 @@
+"""Checker play judged by GNU Backgammon's 0-ply network: the equity each play gives away.
+
+A fixed set of positions with their rolls (every turn with more than one legal play in
+some recorded games) is judged once: gnubg's 0-ply cubeless equity of every legal play.
+Any agent then plays all of them, and each play costs the equity between gnubg's best
+play and its own (0 when they agree). Why: two networks playing the same positions give
+paired costs, which rank them far more precisely than points per game against pubeval
+(20,000 games for ±0.018). gnubg 0-ply is a judge, not the truth: a play better than its
+choice still counts as an error. Needs the `gnubg-nn` package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import engine
+
+CLASSES = ("contact", "crashed", "race", "bearoff")
+
+
+def gnubg_equities(after: np.ndarray, plies: int = 0) -> np.ndarray:
+    """gnubg's cubeless money equity at `plies` (0-ply: its nets and bear-off databases;
+    2-ply: about 7 ms a position) of each afterstate (N, 2, 25) for its mover (row 1)."""
+    from agents.gnubg import require_gnubg_nn
+
+    gnubg_nn = require_gnubg_nn("judged plays")
+    out = np.empty(len(after))
+    for i, a in enumerate(after):
+        w, wg, wbg, lg, lbg = gnubg_nn.probabilities(a[::-1].tolist(), plies)  # opponent on roll
+        out[i] = 2 * (1 - w) - 1 + lg - wg + lbg - wbg
+    return out
+
+
+@dataclass(frozen=True)
+class MoveCost:
+    """What an agent's plays of a judged set cost, in equity per move."""
+
+    mean: float
+    se: float
+    """Standard error of the mean over positions."""
+    per_game: float
+    """Total cost per game and side: the equity one side of a game gives away."""
+    by_class: dict[str, float]
+    """Mean cost in contact, race and bear-off positions (NaN where there are none)."""
+    positions: int
+
+    def to_json(self) -> dict:
+        classes = {k: (None if np.isnan(v) else v) for k, v in self.by_class.items()}
+        return {
+            "mean": self.mean,
+            "se": self.se,
+            "per_game": self.per_game,
+            **classes,
+            "positions": self.positions,
+        }
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Positions (the side on roll in row 1) and rolls, every legal play judged by gnubg."""
+
+    boards: np.ndarray
+    """int8 (N, 2, 25)."""
+    dice: np.ndarray
+    """int (N, 2)."""
+    classes: np.ndarray
+    """str (N,): contact, crashed, race or bearoff (`engine.Position.classify`)."""
+    after: np.ndarray
+    """int8 (M, 2, 25): every legal play's afterstate, position by position."""
+    parent: np.ndarray
+    """int (M,): the position of each afterstate."""
+    equities: np.ndarray
+    """float (M,): gnubg's 0-ply equity of each afterstate for its mover."""
+    games: int
+    """Games the positions came from."""
+
+    @classmethod
+    def from_positions(
+        cls, boards: np.ndarray, dice: np.ndarray, games: int, *, judge=gnubg_equities
+    ) -> Judged:
+        """Judge the legal plays of `boards` with `dice`, keeping positions with a choice."""
+        boards = np.asarray(boards, dtype=np.int8).reshape(-1, 2, 25)
+        dice = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
+        after, parent = engine.batch_afterstates(boards, dice)
+        choice = np.bincount(parent, minlength=len(boards)) > 1
+        kept = choice[parent]
+        boards, dice = boards[choice], dice[choice]
+        after, parent = after[kept], (np.cumsum(choice) - 1)[parent[kept]]
+        classes = np.array([engine.Position(b).classify() for b in boards])
+        return cls(boards, dice, classes, after, parent, judge(after), games)
+
+    def cost(self, chosen: np.ndarray) -> np.ndarray:
+        """Equity given away by each chosen afterstate (N, 2, 25), one per position; a
+        ValueError if one is not a legal play of its position's roll."""
+        counts = np.bincount(self.parent, minlength=len(self.boards))
+        best = np.maximum.reduceat(self.equities, np.cumsum(counts) - counts)
+        hit = np.flatnonzero((self.after == np.asarray(chosen)[self.parent]).all(axis=(1, 2)))
+        if len(hit) != len(self.boards) or (self.parent[hit] != np.arange(len(hit))).any():
+            raise ValueError("a chosen play is not one of its roll's legal plays")
+        return best - self.equities[hit]
+
+    def move_cost(self, chosen: np.ndarray) -> MoveCost:
+        """The summary of `cost`."""
+        return self.summary(self.cost(chosen))
+
+    def summary(self, cost: np.ndarray) -> MoveCost:
+        """Mean, standard error, per game and side, and by class of per-position costs."""
+        by_class = {
+            c: float(cost[self.classes == c].mean()) if (self.classes == c).any() else np.nan
+            for c in CLASSES
+        }
+        return MoveCost(
+            float(cost.mean()),
+            float(cost.std() / np.sqrt(len(cost))),
+            float(cost.sum() / (2 * self.games)),
+            by_class,
+            len(cost),
+        )
+
+    def play(self, agent) -> MoveCost:
+        """The cost of an agent's plays (anything with `choose_boards(boards, dice)`)."""
+        return self.move_cost(agent.choose_boards(self.boards, self.dice))
+
+
+def recorded_positions(
+    agent, opponent, games: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Boards (side on roll in row 1) and rolls of every turn of `games` cubeless money
+    games of `agent` against `opponent` (mirrored dice, `seed`), and the games played."""
+    from vrhcaby.play.tournament import play_pair
+
+    pair = play_pair(agent, opponent, games=games, seed=seed, cube=False, record=True)
+    boards, dice = [], []
+    for result in pair.results:
+        for turn in (result.record or {}).get("turns", []):
+            if "dice" in turn:
+                boards.append(engine.Position.from_id(turn["position_id"]).board)
+                dice.append(turn["dice"])
+    return np.array(boards, dtype=np.int8), np.array(dice, dtype=np.int64), len(pair.results)
+
+
+def judged_games(agent, opponent, games: int, seed: int) -> Judged:
+    """The positions with a choice of `games` games of `agent` against `opponent`, judged."""
+    return Judged.from_positions(*recorded_positions(agent, opponent, games, seed))

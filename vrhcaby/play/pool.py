@@ -1,0 +1,161 @@
+"""Local worker processes for `--jobs N`: safe to start after Ray, and never left waiting
+for a worker that died.
+
+Workers are normally forked from the caller: they start at once, inherit the agents
+without pickling, and a script need not guard its top level with ``if __name__ ==
+"__main__"``. A process that has loaded gRPC (Ray does, and its threads outlive
+`ray.shutdown()`) must not fork: gRPC's fork handlers can wait forever for its threads to
+idle ("Waiting for thread pool to idle before forking", grpc/grpc#31885). Such a process
+gets its workers from multiprocessing's fork server, a fresh interpreter, instead; what
+the workers share is then pickled, once per worker, as it is for the Ray backend, and a
+script's top level must be guarded, as for any spawned process.
+
+`multiprocessing.Pool` is not used because it replaces a killed worker (the OOM killer's
+victim, say) and waits forever for the task it held; here that is a `WorkerDied` error.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+#: What the workers were given (set in each worker process).
+SHARED: dict[str, Any] = {}
+
+#: Modules whose presence makes forking this process unsafe.
+FORK_UNSAFE = ("grpc", "ray")
+
+# Imported once in the fork server, so that a worker starts with them instead of
+# importing torch and the engine anew. (Each worker still runs the caller's script as
+# '__mp_main__', which is where a script's own agent classes unpickle from.)
+_PRELOAD = ["agents", "agents.td", "vrhcaby.play.rollout", "vrhcaby.play.tournament"]
+
+_END = object()  # no more tasks (None may be a task)
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` is a KeyboardInterrupt or came from one. A Ctrl-C (or a SIGTERM that
+    `StopSignals` turns into one) raised while numba unpickles a compiled function's
+    constants surfaces as a SystemError caused by the KeyboardInterrupt; the work loops
+    that keep what they finished on an interrupt treat both alike."""
+    while exc is not None:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
+
+class WorkerDied(ChildProcessError):
+    """A worker process ended while the pool was open."""
+
+
+def start_method() -> str:
+    """'fork', or 'forkserver' once this process has loaded gRPC (through Ray or not)."""
+    return "forkserver" if any(m in sys.modules for m in FORK_UNSAFE) else "fork"
+
+
+def _how_it_ended(exitcode: int) -> str:
+    if exitcode >= 0:
+        return f"exited ({exitcode})"
+    known = {s.value: s.name for s in signal.Signals}
+    return f"was killed by {known.get(-exitcode, f'signal {-exitcode}')}"
+
+
+def _serve(conn: Connection, fn: Callable[[Any], Any], shared: dict[str, Any]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not a handler forked from the parent
+    SHARED.update(shared)
+    while True:
+        task = conn.recv()
+        try:
+            out = (True, fn(task))
+        except Exception as exc:
+            exc.add_note("in a worker process:\n" + traceback.format_exc().rstrip())
+            out = (False, exc)
+        try:
+            conn.send(out)
+        except Exception as exc:  # a result or exception that does not pickle
+            conn.send((False, RuntimeError(f"in a worker process: {exc!r}")))
+
+
+class WorkerPool:
+    """`processes` worker processes that each run `fn` on one task at a time, with
+    `shared` in their `SHARED`. Use as a context manager: leaving it (Ctrl-C or an error
+    included) terminates the workers."""
+
+    def __init__(self, processes: int, fn: Callable[[Any], Any], **shared: Any) -> None:
+        method = start_method()
+        ctx = multiprocessing.get_context(method)
+        if method == "forkserver":
+            ctx.set_forkserver_preload(_PRELOAD)
+        self._workers: list[tuple[Any, Connection]] = []
+        try:
+            for _ in range(processes):
+                here, there = ctx.Pipe()
+                proc = ctx.Process(target=_serve, args=(there, fn, shared), daemon=True)
+                proc.start()
+                there.close()
+                self._workers.append((proc, here))
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers, whatever they are doing."""
+        for proc, conn in self._workers:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+            conn.close()
+        self._workers = []
+
+    def imap_unordered(self, tasks: Iterable[Any]) -> Iterator[Any]:
+        """`fn(task)` for every task, in the order they finish. An exception raised by
+        `fn` is raised here; a worker that ends while the pool is open (workers only end
+        when it closes) raises `WorkerDied`."""
+        todo = iter(tasks)
+        busy: dict[Connection, Any] = {}
+
+        def died(proc: Any) -> WorkerDied:
+            proc.join()
+            how = _how_it_ended(proc.exitcode)
+            return WorkerDied(f"worker process {proc.pid} {how} before finishing (out of memory?)")
+
+        def hand_out(proc: Any, conn: Connection) -> None:
+            task = next(todo, _END)
+            if task is not _END:
+                try:
+                    conn.send(task)
+                except OSError:
+                    raise died(proc) from None
+                busy[conn] = proc
+
+        for proc, conn in self._workers:
+            hand_out(proc, conn)
+        while busy:
+            for ready in wait([*busy, *(p.sentinel for p in busy.values())]):
+                if ready not in busy:  # a sentinel: that worker's process ended
+                    proc = next((p for p in busy.values() if p.sentinel == ready), None)
+                    if proc is not None:
+                        raise died(proc)
+                    continue
+                proc = busy.pop(ready)
+                try:
+                    ok, value = ready.recv()
+                except EOFError:
+                    raise died(proc) from None
+                if not ok:
+                    raise value
+                hand_out(proc, ready)
+                yield value

@@ -1,0 +1,696 @@
+"""Matches and tournaments between agents, many games advanced in lockstep.
+
+Each sample of a pair is played twice with the same dice stream and the seats swapped
+(mirrored dice), so luck largely cancels; points per game come with a 95% interval that
+treats each mirrored pair (the mean of its two games) as one sample. In match mode a
+sample is a mirrored pair of matches and its points per game is the net points over the
+games of both. Agents that pick plays in batches (`choose_boards`) are asked once per turn
+for all games where they are on roll; the others move one game at a time. With the cube or
+a match, a cube-aware td agent gets each game's `GameContext` with its boards and ranks
+plays by cubeful equity. In money play with the cube and `Settings.beavers`, a doubled
+agent that knows beavers (`beaver_decision`: td, gnubg) may beaver, as GNU Backgammon
+plays by default; a game record writes it as a "beaver" action with the new cube.
+
+Chunks of games have fixed sizes and seeds derived from `seed`, so results do not depend
+on the number of processes.
+
+Acey-deucey games are played the same way on (2, 26) boards (column 25 the waiting
+checkers): each agent plays whole turns (`choose_turns_ad`), a turn that earns another
+roll leaves the same side on roll with the next roll of the dice stream, and cube and
+resignation offers come only before a turn's first roll.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+import engine
+from agents.base import GameContext, play_reaching, play_reaching_ad
+from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt
+from vrhcaby.play.stats import mean_ci95, nan_to_none, wilson_ci95
+
+#: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
+CHUNK = 64
+MAX_TURNS = 10_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the games of a pair are played."""
+
+    variant: str = "standard"
+    match_to: int = 0
+    cube: bool = True
+    jacoby: bool = False
+    mirrored: bool = True
+    record: bool = False
+    #: Money play with the cube: a side doubled may beaver, if its agent knows how
+    #: (`beaver_decision`); never in match play.
+    beavers: bool = False
+
+    @property
+    def jacoby_in_force(self) -> bool:
+        """Whether gammons count single on a centred cube: the Jacoby rule, which exists
+        only in money play with the cube (without a cube, or in a match, they count)."""
+        return self.jacoby and self.cube and not self.match_to
+
+
+@dataclass
+class GameResult:
+    """One finished game, from seat 0's view of who won; `a_seat` says where A sat."""
+
+    sample: int
+    copy: int
+    a_seat: int
+    winner: int
+    value: int
+    cube: int
+    points: int
+    match_winner: int = -1
+    record: dict | None = None
+
+    @property
+    def a_points(self) -> int:
+        return self.points if self.winner == self.a_seat else -self.points
+
+
+@dataclass
+class PairResult:
+    """The results of agent A against agent B (points and counts from A's view)."""
+
+    a: str
+    b: str
+    games: int
+    ppg: float
+    ci95: tuple[float, float]
+    wins: tuple[int, int]
+    gammons: tuple[int, int]
+    backgammons: tuple[int, int]
+    pairs: int = 0
+    mirrored: bool = True
+    match_to: int = 0
+    matches: int = 0
+    match_wins: tuple[int, int] = (0, 0)
+    match_win_rate: float = math.nan
+    match_ci95: tuple[float, float] = (math.nan, math.nan)
+    interrupted: bool = False
+    #: The agents of the pair that play without a cube (never double, always take, never
+    #: resign): their cube results say little about the cube play of the other.
+    cubeless: list[str] = field(default_factory=list)
+    results: list[GameResult] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict:
+        """The JSON object of `--json` (NaN written as null)."""
+        d = {k: v for k, v in asdict(self).items() if k != "results"}
+        if not self.match_to:
+            for k in ("match_to", "matches", "match_wins", "match_win_rate", "match_ci95"):
+                d.pop(k)
+        return nan_to_none(d)
+
+
+def check_agents(agents, settings: Settings) -> None:
+    """ValueError, before any game, if an agent cannot play the variant."""
+    engine.get_variant(settings.variant)
+    for agent in agents:
+        if not agent.supports(settings.variant):
+            raise ValueError(f"agent {agent.name!r} cannot play variant {settings.variant!r}")
+
+
+class _Dice:
+    """Per-sample dice streams, extended in fixed chunks so they replay exactly."""
+
+    def __init__(self, seeds: list[int]) -> None:
+        self.rngs = [np.random.default_rng(s) for s in seeds]
+        self.rolls = np.zeros((len(seeds), 0, 2), dtype=np.int64)
+
+    def get(self, sample: np.ndarray, turn: np.ndarray) -> np.ndarray:
+        while len(sample) and turn.max() >= self.rolls.shape[1]:
+            more = np.stack([engine.roll_dice(r, 256) for r in self.rngs])
+            self.rolls = np.concatenate([self.rolls, more], axis=1)
+        return self.rolls[sample, turn]
+
+
+def _choose(
+    agent, games: _Games, idx: np.ndarray, dice: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The afterstates `agent` picks in games `idx`, and whether each mover rolls again
+    (acey-deucey only). A cube-aware agent that ranks plays in context (the td agent) is
+    told each game's cube and match, unless there is neither."""
+    boards = games.boards[idx]
+    if games.acey_deucey:
+        return agent.choose_turns_ad(boards, dice)
+    return _choose_boards(agent, games, idx, boards, dice), np.zeros(len(idx), bool)
+
+
+def _choose_boards(
+    agent, games: _Games, idx: np.ndarray, boards: np.ndarray, dice: np.ndarray
+) -> np.ndarray:
+    if getattr(agent, "ranks_in_context", False) and agent.cube_aware:
+        settings = games.settings
+        if settings.cube or settings.match_to:
+            return agent.choose_boards(boards, dice, [games.context(i) for i in idx])
+    if hasattr(agent, "choose_boards"):
+        return agent.choose_boards(boards, dice)
+    out = boards.copy()
+    for i, (b, d) in enumerate(zip(boards, dice, strict=True)):
+        pos = engine.Position(b)
+        roll = (int(d[0]), int(d[1]))
+        if engine.legal_plays(pos, roll):
+            out[i] = agent.choose_play(pos, roll).position.board
+    return out
+
+
+def play_chunk(
+    agents: tuple,
+    samples: range,
+    seed: int,
+    settings: Settings,
+    on_result: Callable[[GameResult], None] | None = None,
+) -> list[GameResult]:
+    """Play the mirrored samples `samples` of a pair in lockstep; results in finishing order."""
+    for i, agent in enumerate(agents):
+        if hasattr(agent, "reseed"):
+            agent.reseed(int(np.random.SeedSequence([seed, samples.start, i]).generate_state(1)[0]))
+    copies = 2 if settings.mirrored else 1
+    n = len(samples) * copies
+    sample = np.repeat(np.arange(len(samples)), copies)
+    copy = np.tile(np.arange(copies), len(samples))
+    a_seat = copy.copy()  # copy 0: A in seat 0; copy 1: B in seat 0
+    dice_streams = _Dice([seed * 1_000_003 + s for s in samples])
+    acey_deucey = engine.get_variant(settings.variant).enter_from_start
+    start = _start_board(settings.variant)
+    game_value = _game_value(settings.variant)
+    boards = np.repeat(start[None], n, axis=0)
+    turn = np.zeros(n, dtype=np.int64)  # index into the sample's dice stream
+    ply = np.zeros(n, dtype=np.int64)  # turns played in the current game
+    on_roll = np.zeros(n, dtype=np.int64)
+    cube = np.ones(n, dtype=np.int64)
+    owner = np.full(n, -1, dtype=np.int64)
+    score = np.zeros((n, 2), dtype=np.int64)
+    crawford = np.zeros(n, dtype=bool)
+    crawford_done = np.zeros(n, dtype=bool)
+    active = np.ones(n, dtype=bool)
+    pending = np.zeros((n, 2), dtype=np.int64)
+    extra = np.zeros(n, dtype=bool)  # the side on roll rolls again (acey-deucey)
+    events: list[list] = [[] for _ in range(n)]
+    results: list[GameResult] = []
+    games = _Games(
+        agents, settings, boards=boards, on_roll=on_roll, a_seat=a_seat, cube=cube,
+        owner=owner, ply=ply, score=score, crawford=crawford, events=events, extra=extra,
+        acey_deucey=acey_deucey,
+    )  # fmt: skip
+
+    def opening(idx: np.ndarray) -> None:
+        while len(idx):
+            d = dice_streams.get(sample[idx], turn[idx])
+            tie = d[:, 0] == d[:, 1]
+            first = idx[~tie]
+            dd = d[~tie]
+            on_roll[first] = (dd[:, 1] > dd[:, 0]).astype(np.int64)
+            pending[first] = np.sort(dd, axis=1)[:, ::-1]
+            turn[first] += 1
+            turn[idx[tie]] += 1
+            idx = idx[tie]
+
+    def finish(i: int, winner: int, value: int, points: int) -> None:
+        res = GameResult(
+            int(samples[sample[i]]),
+            int(copy[i]),
+            int(a_seat[i]),
+            winner,
+            value,
+            int(cube[i]),
+            points,
+        )
+        if settings.record:
+            res.record = _record(
+                events[i],
+                settings,
+                int(cube[i]),
+                winner,
+                value,
+                points,
+                tuple(int(s) for s in score[i]),
+            )
+        events[i] = []
+        if settings.match_to:
+            score[i, winner] += points
+            if score[i, winner] >= settings.match_to:
+                res.match_winner = winner
+                active[i] = False
+            else:
+                if crawford[i]:
+                    crawford_done[i] = True
+                crawford[i] = (not crawford_done[i]) and (score[i] == settings.match_to - 1).any()
+                boards[i] = start
+                cube[i], owner[i], ply[i], extra[i] = 1, -1, 0, False
+                opening(np.array([i]))
+        else:
+            active[i] = False
+        results.append(res)
+        if on_result:
+            on_result(res)
+
+    opening(np.arange(n))
+    for _ in range(MAX_TURNS * 4):
+        idx = np.flatnonzero(active)
+        if not len(idx):
+            return results
+        if any(a.cube_aware for a in agents):  # the others never double nor resign
+            idx = _cube_phase(games, idx, finish)
+        later = ply[idx] > 0
+        d = pending[idx].copy()
+        if later.any():
+            d[later] = dice_streams.get(sample[idx[later]], turn[idx[later]])
+            turn[idx[later]] += 1
+        mover_is_a = on_roll[idx] == a_seat[idx]
+        new = boards[idx].copy()
+        again = np.zeros(len(idx), dtype=bool)
+        for agent, mask in ((agents[0], mover_is_a), (agents[1], ~mover_is_a)):
+            if mask.any():
+                new[mask], again[mask] = _choose(agent, games, idx[mask], d[mask])
+        if settings.record:
+            for j, i in enumerate(idx):
+                events[i].append(
+                    (
+                        "move",
+                        int(on_roll[i]),
+                        tuple(int(x) for x in d[j]),
+                        boards[i].copy(),
+                        new[j].copy(),
+                        bool(again[j]),
+                    )
+                )
+        value = game_value(new)
+        for j in np.flatnonzero(value > 0):
+            i = idx[j]
+            boards[i] = new[j]
+            v = int(value[j])
+            counted = 1 if settings.jacoby_in_force and cube[i] == 1 else v
+            finish(i, int(on_roll[i]), v, counted * int(cube[i]))
+        go = value == 0
+        stay = go & again  # an extra roll: the same side, the board not turned
+        boards[idx[go]] = np.where(again[go, None, None], new[go], new[go][:, ::-1])
+        on_roll[idx[go & ~again]] ^= 1
+        extra[idx[go]] = stay[go]
+        ply[idx[go]] += 1
+    raise RuntimeError(f"games did not end within {MAX_TURNS} turns")
+
+
+def _start_board(variant: str) -> np.ndarray:
+    """The variant's starting board: (2, 25), or (2, 26) for acey-deucey."""
+    if engine.get_variant(variant).enter_from_start:
+        from engine.acey_deucey import start_boards_ad
+
+        return start_boards_ad(1)[0]
+    return engine.Position.start(variant).board
+
+
+def _game_value(variant: str) -> Callable[[np.ndarray], np.ndarray]:
+    """What the mover of each afterstate has won (0 not over), by the variant's rules."""
+    if engine.get_variant(variant).enter_from_start:
+        from engine.acey_deucey import game_value_ad
+
+        return game_value_ad
+    return engine.game_value
+
+
+@dataclass(frozen=True)
+class _Games:
+    """The state of the games `play_chunk` advances in lockstep: one row per game, the
+    arrays shared with it and updated in place."""
+
+    agents: tuple
+    settings: Settings
+    boards: np.ndarray
+    on_roll: np.ndarray
+    a_seat: np.ndarray
+    cube: np.ndarray
+    #: The seat that owns the cube, -1 while it is centred.
+    owner: np.ndarray
+    #: Turns played in the current game.
+    ply: np.ndarray
+    #: Match points won by each seat.
+    score: np.ndarray
+    crawford: np.ndarray
+    events: list[list]
+    #: Whether the side on roll is about to roll an extra roll (acey-deucey).
+    extra: np.ndarray
+    acey_deucey: bool = False
+
+    def position(self, i: int) -> engine.Position:
+        """The position of game `i`, the side on roll in row 1 (waiting checkers kept)."""
+        if self.acey_deucey:
+            from engine.acey_deucey import position_from_board_ad
+
+            return position_from_board_ad(self.boards[i])
+        return engine.Position(self.boards[i])
+
+    def seated(self, i: int) -> tuple:
+        """(the agent on roll in game `i`, its opponent)."""
+        if self.on_roll[i] == self.a_seat[i]:
+            return self.agents[0], self.agents[1]
+        return self.agents[1], self.agents[0]
+
+    def context(self, i: int) -> GameContext:
+        """The cube and match of game `i` from the view of the side on roll."""
+        seat = int(self.on_roll[i])
+        owner = int(self.owner[i])
+        return GameContext(
+            cube_value=int(self.cube[i]),
+            cube_owner="centre" if owner < 0 else "me" if owner == seat else "opponent",
+            cube_enabled=self.settings.cube,
+            match_to=self.settings.match_to,
+            score=(int(self.score[i, seat]), int(self.score[i, 1 - seat])),
+            crawford=bool(self.crawford[i]),
+            jacoby=self.settings.jacoby_in_force,
+            beavers=self.beavers_allowed,
+        )
+
+    @property
+    def beavers_allowed(self) -> bool:
+        """Whether a side doubled may beaver: money play with the cube and beavers on."""
+        s = self.settings
+        return s.beavers and s.cube and not s.match_to
+
+
+def _cube_phase(
+    games: _Games, idx: np.ndarray, finish: Callable[[int, int, int, int], None]
+) -> np.ndarray:
+    """Resignation and double offers of cube-aware agents before their roll; the games
+    still going on come back.
+
+    With beavers allowed, a side that takes may beaver if its agent says so
+    (`beaver_decision`, asked only then): it takes and at once redoubles, keeping the
+    cube, now at four times its value (as GNU Backgammon's ``redouble`` and as `vrhcaby
+    play` do). The original doubler answers no beaver: no raccoons here (GNU
+    Backgammon allows up to three by default, ``set beavers``; its bot raccoons only a
+    beaver it judges wrong)."""
+    keep = []
+    for i in idx:
+        seat = int(games.on_roll[i])
+        me, them = games.seated(i)
+        if not (me.cube_aware or them.cube_aware) or games.ply[i] == 0 or games.extra[i]:
+            keep.append(i)
+            continue
+        pos = games.position(i)
+        ctx = games.context(i)
+        events = games.events[i]
+        offer = me.resign_offer(pos, ctx)
+        if offer and them.accept_resignation(pos.flip(), ctx.flip(), offer):
+            events.append(("resign", seat, offer))
+            finish(i, 1 - seat, offer, offer * int(games.cube[i]))
+            continue
+        if ctx.may_double() and me.double_decision(pos, ctx):
+            events.append(("double", seat, int(games.cube[i]) * 2))
+            if them.take_decision(pos.flip(), ctx.flip()):
+                beaver = getattr(them, "beaver_decision", None)
+                if (
+                    beaver is not None
+                    and ctx.beavers
+                    and 4 * games.cube[i] <= ctx.max_cube
+                    and beaver(pos.flip(), ctx.flip())
+                ):
+                    games.cube[i] *= 4
+                    events.append(("beaver", 1 - seat, int(games.cube[i])))
+                else:
+                    events.append(("take", 1 - seat))
+                    games.cube[i] *= 2
+                games.owner[i] = 1 - seat
+            else:
+                events.append(("drop", 1 - seat))
+                finish(i, seat, 1, int(games.cube[i]))
+                continue
+        keep.append(i)
+    return np.array(keep, dtype=np.int64)
+
+
+def _record(
+    events,
+    settings: Settings,
+    cube: int,
+    winner: int,
+    value: int,
+    points: int,
+    score: tuple[int, int],
+) -> dict:
+    """A finished game as a JSON-ready record; plays recovered as notation."""
+    turns = []
+    for ev in events:
+        if ev[0] == "move":
+            _, seat, dice, before, after, again = ev
+            turns.append(_move_record(settings.variant, seat, dice, before, after, again))
+        elif ev[0] in ("double", "beaver"):
+            turns.append({"player": ev[1], "action": ev[0], "cube": ev[2]})
+        elif ev[0] in ("take", "drop"):
+            turns.append({"player": ev[1], "action": ev[0]})
+        else:
+            turns.append({"player": ev[1], "action": "resign", "value": ev[2]})
+    return {
+        "variant": settings.variant,
+        "match_to": settings.match_to,
+        "score": list(score),
+        "turns": turns,
+        "winner": winner,
+        "value": value,
+        "cube": cube,
+        "points": points,
+    }
+
+
+def _move_record(
+    variant: str, seat: int, dice: tuple[int, int], before, after, again: bool
+) -> dict:
+    """One turn of a recorded game: the play in notation, its steps and the position it
+    was played from (acey-deucey: with the waiting checkers, and whether it rolls again)."""
+    acey_deucey = engine.get_variant(variant).enter_from_start
+    if acey_deucey:
+        from engine.acey_deucey import position_from_board_ad
+        from engine.waiting import waiting_id
+
+        pos = position_from_board_ad(before)
+    else:
+        pos = engine.Position(before)
+    text, steps = "", []
+    if not np.array_equal(before, after):
+        if acey_deucey:
+            play = play_reaching_ad(pos, dice, after, again)
+        else:
+            play = play_reaching(pos, dice, after)
+        text = str(play)
+        steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
+    record = {
+        "player": seat,
+        "dice": list(dice),
+        "play": text,
+        "steps": steps,
+        "position_id": waiting_id(pos) if acey_deucey else pos.position_id(),
+    }
+    if acey_deucey:
+        record["extra_turn"] = again
+    return record
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """A pair's games as a job of chunks of samples (`vrhcaby.play.ray.Job`)."""
+
+    agents: tuple
+    seed: int
+    settings: Settings
+
+    def run(self, chunk: range) -> list[GameResult]:
+        return play_chunk(self.agents, chunk, self.seed, self.settings)
+
+
+def _worker_chunk(samples: range) -> list[GameResult]:
+    return play_chunk(SHARED["agents"], samples, SHARED["seed"], SHARED["settings"])
+
+
+def _chunks(n_samples: int) -> Iterator[range]:
+    for lo in range(0, n_samples, CHUNK):
+        yield range(lo, min(lo + CHUNK, n_samples))
+
+
+def run_pair(
+    agent_a,
+    agent_b,
+    *,
+    samples: int,
+    seed: int,
+    settings: Settings,
+    jobs: int = 1,
+    on_result: Callable[[GameResult], None] | None = None,
+    backend: str = "local",
+    workers: int = 0,
+) -> tuple[list[GameResult], bool]:
+    """All games of a pair and whether Ctrl-C cut them short (the finished ones are kept).
+
+    `backend` "local" plays in `jobs` processes here; "ray" spreads the chunks over the
+    connected Ray cluster, `workers` at a time (0 = all its CPUs), with the same results.
+    """
+    agents = (agent_a, agent_b)
+    results: list[GameResult] = []
+
+    def keep(r: GameResult) -> None:
+        results.append(r)
+        if on_result:
+            on_result(r)
+
+    chunks = list(_chunks(samples))
+    if backend == "ray":
+        from vrhcaby.play.ray import run_ray
+
+        def take(_: range, chunk_results: list[GameResult]) -> None:
+            for r in chunk_results:
+                keep(r)
+
+        interrupted = run_ray(
+            PairJob(agents, seed, settings), chunks, workers=workers, on_result=take
+        )
+        return results, interrupted
+    try:
+        if jobs <= 1 or len(chunks) == 1:
+            for chunk in chunks:
+                play_chunk(agents, chunk, seed, settings, keep)
+        else:
+            processes = min(jobs, len(chunks))
+            shared = {"agents": agents, "seed": seed, "settings": settings}
+            with WorkerPool(processes, _worker_chunk, **shared) as pool:
+                for chunk_results in pool.imap_unordered(chunks):
+                    for r in chunk_results:
+                        keep(r)
+    except KeyboardInterrupt:
+        return results, True
+    except SystemError as exc:  # an interrupt inside numba's unpickling (pool.caused_by_interrupt)
+        if not caused_by_interrupt(exc):
+            raise
+        return results, True
+    return results, False
+
+
+def cubeless_agents(agents) -> list[str]:
+    """The names of those `agents` that have no cube decisions (see `Agent.cube_aware`)."""
+    return [a.name for a in agents if not getattr(a, "cube_aware", False)]
+
+
+def summarise(
+    a: str,
+    b: str,
+    results: list[GameResult],
+    settings: Settings,
+    interrupted: bool = False,
+    cubeless: list[str] | None = None,
+) -> PairResult:
+    """Per-pair statistics over complete samples (both mirrored games, or matches, done);
+    `cubeless` names the agents of the pair without cube decisions."""
+    copies = 2 if settings.mirrored else 1
+    by_sample: dict[int, list[GameResult]] = {}
+    for r in results:
+        by_sample.setdefault(r.sample, []).append(r)
+    complete = []
+    for s, games in sorted(by_sample.items()):
+        done = {g.copy for g in games if not settings.match_to or g.match_winner >= 0}
+        if len(done) == copies:
+            complete.append((s, games))
+    games = [g for _, gs in complete for g in gs]
+    ppg_samples = np.array(
+        [sum(g.a_points for g in gs) / len(gs) for _, gs in complete], dtype=np.float64
+    )
+    ppg, lo, hi = mean_ci95(ppg_samples)
+
+    def count(values: tuple[int, ...]) -> tuple[int, int]:
+        a_won = sum(1 for g in games if g.winner == g.a_seat and g.value in values)
+        b_won = sum(1 for g in games if g.winner != g.a_seat and g.value in values)
+        return a_won, b_won
+
+    out = PairResult(
+        a=a,
+        b=b,
+        games=len(games),
+        ppg=ppg,
+        ci95=(lo, hi),
+        wins=count((1, 2, 3)),
+        gammons=count((2,)),
+        backgammons=count((3,)),
+        pairs=len(complete),
+        mirrored=settings.mirrored,
+        match_to=settings.match_to,
+        interrupted=interrupted,
+        cubeless=list(cubeless or []),
+        results=games,
+    )
+    if settings.match_to:
+        ends = [g for g in games if g.match_winner >= 0]
+        a_matches = sum(1 for g in ends if g.match_winner == g.a_seat)
+        out.matches = len(ends)
+        out.match_wins = (a_matches, len(ends) - a_matches)
+        out.match_win_rate = a_matches / len(ends) if ends else math.nan
+        out.match_ci95 = wilson_ci95(a_matches, len(ends))
+    return out
+
+
+def play_pair(
+    agent_a,
+    agent_b,
+    *,
+    games: int,
+    seed: int,
+    variant: str = "standard",
+    jobs: int = 1,
+    cube: bool = True,
+    match_to: int = 0,
+    jacoby: bool = False,
+    mirrored: bool = True,
+    record: bool = False,
+    progress: bool = False,
+    beavers: bool = False,
+    backend: str = "local",
+    workers: int = 0,
+) -> PairResult:
+    """Play `games` games (or matches) of A against B and return A's results.
+
+    Mirrored, `games` is rounded up to an even number: `ceil(games / 2)` pairs.
+    `backend` and `workers` choose where the games run, as in `run_pair`. `beavers`
+    lets a doubled side beaver in money play with the cube (`Settings.beavers`).
+    """
+    if games < 1:
+        raise ValueError(f"--games must be at least 1, got {games}")
+    if seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {seed}")
+    settings = Settings(variant, match_to, cube, jacoby, mirrored, record, beavers)
+    check_agents((agent_a, agent_b), settings)
+    samples = math.ceil(games / 2) if mirrored else games
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=samples * (2 if mirrored else 1),
+            unit="game",
+            leave=False,
+            desc=f"{agent_a.name} vs {agent_b.name}",
+        )
+    try:
+        results, interrupted = run_pair(
+            agent_a,
+            agent_b,
+            samples=samples,
+            seed=seed,
+            settings=settings,
+            jobs=jobs,
+            backend=backend,
+            workers=workers,
+            on_result=(lambda r: bar.update(1) if not match_to or r.match_winner >= 0 else None)
+            if bar
+            else None,
+        )
+    finally:
+        if bar:
+            bar.close()
+    cubeless = cubeless_agents((agent_a, agent_b))
+    return summarise(agent_a.name, agent_b.name, results, settings, interrupted, cubeless)

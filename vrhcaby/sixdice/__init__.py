@@ -1,0 +1,1 @@
+"""The six-dice scoring game (vrhcaby, RULES.md section 3): its players, optimum and learner."""
