@@ -56,7 +56,7 @@ def main() -> int:
     print(f"optimal table: {time.perf_counter() - t0:.1f} s, optimum {optimum:.4f}")
 
     if args.train:
-        import train
+        from vrhcaby.cli import train
 
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:

@@ -22,7 +22,7 @@ def parse(verb: str, flags: list[str]) -> argparse.Namespace:
     import importlib
 
     parser = argparse.ArgumentParser()
-    importlib.import_module(f"vrhcaby.cli.common.{verb}").register(parser.add_subparsers())
+    importlib.import_module(f"vrhcaby.cli.{verb}").register(parser.add_subparsers())
     return parser.parse_args([verb, *POSITION.get(verb, []), *REQUIRED.get(verb, []), *flags])
 
 
