@@ -23,8 +23,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from train import TrainConfig
 from vrhcaby.base.config import load_config
+from vrhcaby.cli.train import TrainConfig
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
 from vrhcaby.learn.td import Trainer, scheduled
 from vrhcaby.play.ray import connect
