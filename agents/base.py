@@ -92,6 +92,13 @@ class CubelessAgent:
     def supports(self, variant: str) -> bool:
         return variant in BOARD_VARIANTS or (variant == ACEY_DEUCEY and self.acey_deucey)
 
+    def choose_turns_ad(
+        self, boards: np.ndarray, dice: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Acey-deucey: the chosen turn of each board (B, 2, 26) for its roll, and whether
+        its mover rolls again. Agents with `acey_deucey = True` define it."""
+        raise NotImplementedError(f"{self.name} does not play acey-deucey")
+
     def choose_play_ad(self, position: engine.Position, dice: tuple[int, int]):
         """Acey-deucey: the `PlayAD` chosen for the roll (ValueError when there is none)."""
         from engine.acey_deucey import to_board_ad

@@ -10,6 +10,8 @@ walks one position in plain Python, so that a one-off question starts fast.
 ['13/2', '13/7 8/3', '13/8 13/7']
 """
 
+from typing import TYPE_CHECKING
+
 from engine.board import CHECKERS, has_contact, pips, validate_board
 from engine.classify import classify_boards
 from engine.formats import (
@@ -44,6 +46,19 @@ from engine.play import (
 )
 from engine.position import Position
 from engine.variants import VARIANTS, Variant, get_variant
+
+if TYPE_CHECKING:  # the lazily imported names below, typed for checkers
+    from engine.acey_deucey import (
+        PlayAD,
+        batch_afterstates_ad,
+        batch_bonus_ad,
+        game_value_ad,
+        legal_plays_ad,
+        play_game_ad,
+        random_selfplay_ad,
+        start_boards_ad,
+    )
+    from engine.movegen import batch_afterstates, batch_afterstates_with_steps, random_turns
 
 # The batched generator and acey-deucey's kernels are compiled by numba: imported on first
 # use, so that a program that does not need them does not pay for loading numba.

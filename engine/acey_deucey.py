@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 from numba import njit
@@ -100,7 +101,18 @@ def _target(cur: np.ndarray, s: int, die: int, outside: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _expand(board, d1, d2, zob, order, table, gen, buf, used, stp):
+def _expand(
+    board: np.ndarray,
+    d1: int,
+    d2: int,
+    zob: np.ndarray,
+    order: np.ndarray,
+    table: tuple[np.ndarray, np.ndarray, np.ndarray],
+    gen: np.ndarray,
+    buf: np.ndarray,
+    used: np.ndarray,
+    stp: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """Distinct positions one roll reaches under the max-dice rules, into `buf`.
 
     `table` is (stamp, row, key) of a hash table cleared by bumping `gen[0]`. Returns the
@@ -229,7 +241,15 @@ def _expand(board, d1, d2, zob, order, table, gen, buf, used, stp):
 
 
 @njit(cache=True, nogil=True)
-def _generate(boards, dice, zob, extra_key, order, record, mode):
+def _generate(
+    boards: np.ndarray,
+    dice: np.ndarray,
+    zob: np.ndarray,
+    extra_key: np.uint64,
+    order: np.ndarray,
+    record: bool,
+    mode: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Mode 0: whole turns; 1: a 1-2 stops after its first part (flag: bonus due);
     2: each board plays only the bonus double of its choice (dice ignored)."""
     n_boards = boards.shape[0]
@@ -534,7 +554,11 @@ def reaching_play_ad(
     return _play_of(rows, int(hit[0])) if len(hit) else None
 
 
-def _generate_rows(position: Position, dice: tuple[int, int], mode: int):
+# `_generate`'s rows for one position: afterstates, extra-roll flags, steps, doubles.
+_Rows: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _generate_rows(position: Position, dice: tuple[int, int], mode: int) -> _Rows:
     """`_generate`'s rows with their steps for one position."""
     board, dice_arr = _check(to_board_ad(position)[None], np.array([dice], np.int64))
     after, _, extra, steps, doubles = _generate(
@@ -543,7 +567,7 @@ def _generate_rows(position: Position, dice: tuple[int, int], mode: int):
     return after, extra, steps, doubles
 
 
-def _play_of(rows, i: int) -> PlayAD:
+def _play_of(rows: _Rows, i: int) -> PlayAD:
     """The `PlayAD` of row `i` of `_generate_rows`."""
     after, extra, steps, doubles = rows
     path, k = steps[i], int(doubles[i])
@@ -627,7 +651,8 @@ def play_game_ad(
         if play is None or not play.extra_turn:
             after, player = after.flip(), 1 - player
         pos = after
-        dice = tuple(int(d) for d in roll_dice(rng, 1)[0])  # type: ignore[assignment]
+        d1, d2 = roll_dice(rng, 1)[0]
+        dice = int(d1), int(d2)
     raise RuntimeError(f"game did not end within {max_turns} turns")
 
 

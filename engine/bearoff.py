@@ -36,11 +36,13 @@ def _enumerate() -> np.ndarray:
         count = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
         arr = np.column_stack([np.repeat(arr, reps, axis=0), count])
     order = np.lexsort((_keys(arr), arr.sum(axis=1)))
-    return arr[order].astype(np.int8)
+    ordered: np.ndarray = arr[order]
+    return ordered.astype(np.int8)
 
 
 def _keys(counts: np.ndarray) -> np.ndarray:
-    return (np.asarray(counts, np.int64) << (4 * np.arange(POINTS))).sum(axis=-1)
+    keys: np.ndarray = (np.asarray(counts, np.int64) << (4 * np.arange(POINTS))).sum(axis=-1)
+    return keys
 
 
 POSITIONS = _enumerate()
@@ -81,7 +83,8 @@ def _at_least(dist: np.ndarray) -> np.ndarray:
     """P(rolls >= n) for each n of distributions (..., K), as 1 - P(rolls < n): exactly 1
     where no fewer rolls are possible and never below 0, whatever the tables' rounding."""
     dist = np.asarray(dist, np.float64)
-    return np.clip(1.0 - (np.cumsum(dist, axis=-1) - dist), 0.0, 1.0)
+    at_least: np.ndarray = np.clip(1.0 - (np.cumsum(dist, axis=-1) - dist), 0.0, 1.0)
+    return at_least
 
 
 def one_sided_outcome(

@@ -43,7 +43,14 @@ def successors(n_positions: int = N_POSITIONS) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def _one_sided(order, checkers, starts, succ, weights, k):  # pragma: no cover - numba
+def _one_sided(  # pragma: no cover - numba
+    order: np.ndarray,
+    checkers: np.ndarray,
+    starts: np.ndarray,
+    succ: np.ndarray,
+    weights: np.ndarray,
+    k: int,
+) -> tuple[np.ndarray, np.ndarray]:
     n = checkers.shape[0]
     rolls = np.zeros((n, k))
     first = np.zeros((n, k))
@@ -88,7 +95,9 @@ def build_one_sided() -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def _two_sided(pairs, n, starts, succ, weights):  # pragma: no cover - numba
+def _two_sided(  # pragma: no cover - numba
+    pairs: np.ndarray, n: int, starts: np.ndarray, succ: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     win = np.zeros((n, n))
     centred = np.zeros((n, n))
     owned = np.zeros((n, n))

@@ -30,7 +30,8 @@ def validate_board(board: np.ndarray, waiting: tuple[int, int] = (0, 0)) -> None
 def pips(board: np.ndarray) -> np.ndarray:
     """Pip counts `[side not on roll, side on roll]` of a board, or of a batch of them."""
     weights = np.arange(1, 26, dtype=np.int64)
-    return (board.astype(np.int64) * weights).sum(axis=-1)
+    counts: np.ndarray = (board.astype(np.int64) * weights).sum(axis=-1)
+    return counts
 
 
 def has_contact(board: np.ndarray) -> np.ndarray | bool:

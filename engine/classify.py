@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 
 OVER, BEAROFF2, BEAROFF1, RACE, CRASHED, CONTACT = range(6)
 
+PositionClass = Literal["over", "bearoff", "race", "crashed", "contact"]
+
 #: Class names by code, as `engine.Position.classify` spells them (both bear-off classes
 #: are "bearoff" there).
-NAMES = ("over", "bearoff", "bearoff", "race", "crashed", "contact")
+NAMES: tuple[PositionClass, ...] = ("over", "bearoff", "bearoff", "race", "crashed", "contact")
 
 #: Checkers and points the two-sided database covers (per side).
 TWO_SIDED_CHECKERS = 6
@@ -56,11 +59,12 @@ def _back(rows: np.ndarray) -> np.ndarray:
 
 def _crashed(rows: np.ndarray) -> np.ndarray:
     """Whether each side's checkers (..., 25) form a crashed position (see the module)."""
-    tot = rows.sum(axis=-1)
+    tot: np.ndarray = rows.sum(axis=-1)
     b0, b1 = rows[..., 0], rows[..., 1]
     deep = (b0 > 1) & ((tot <= _CRASH_N + b0) | ((b1 > 1) & (1 + tot - (b0 + b1) <= _CRASH_N)))
     shallow = (b0 <= 1) & (tot <= _CRASH_N + b1 - 1)
-    return (tot <= _CRASH_N) | deep | shallow
+    crashed: np.ndarray = (tot <= _CRASH_N) | deep | shallow
+    return crashed
 
 
 def classify_boards(boards: np.ndarray) -> np.ndarray:
@@ -118,7 +122,7 @@ def _classify_loop(boards: np.ndarray) -> np.ndarray:  # pragma: no cover - numb
             else:
                 back1 = back
             b0, b1 = np.int64(row[0]), np.int64(row[1])
-            crashed |= (
+            crashed |= bool(
                 tot <= _CRASH_N
                 or (b0 > 1 and (tot <= _CRASH_N + b0 or (b1 > 1 and 1 + tot - b0 - b1 <= _CRASH_N)))
                 or (b0 <= 1 and tot <= _CRASH_N + b1 - 1)

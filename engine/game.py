@@ -106,7 +106,8 @@ def play_game(
             record.winner, record.value = player, value
             return record
         pos, player = after.flip(), 1 - player
-        dice = tuple(int(d) for d in roll_dice(rng, 1)[0])  # type: ignore[assignment]
+        d1, d2 = roll_dice(rng, 1)[0]
+        dice = int(d1), int(d2)
     raise RuntimeError(f"game did not end within {max_turns} turns")
 
 

@@ -20,6 +20,8 @@ keeps only the picked position.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
@@ -44,6 +46,11 @@ def _hash(board: np.ndarray, zob: np.ndarray) -> np.uint64:
 _OUT_FULL = -1
 _TABLE_FULL = -2
 
+# `_scratch`'s working arrays: table, row keys, first dice, keys, `w`, path, board.
+_Scratch: TypeAlias = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]
+
 
 @njit(cache=True, nogil=True)
 def _grow(a: np.ndarray) -> np.ndarray:
@@ -55,11 +62,23 @@ def _grow(a: np.ndarray) -> np.ndarray:
 @njit(cache=True, nogil=True, inline="always")
 def _top(bits: int) -> int:
     """The highest set bit of `bits`, -1 for none."""
-    return 63 - leading_zeros(np.uint64(bits))
+    # numba's stub types the intrinsic with its typing context as a first argument.
+    return 63 - leading_zeros(np.uint64(bits))  # type: ignore[call-arg]
 
 
 @njit(cache=True, nogil=True)
-def _walk(board, d1, d2, zob, out, start, steps, record, scratch, gen):
+def _walk(
+    board: np.ndarray,
+    d1: int,
+    d2: int,
+    zob: np.ndarray,
+    out: np.ndarray,
+    start: int,
+    steps: np.ndarray,
+    record: bool,
+    scratch: _Scratch,
+    gen: int,
+) -> tuple[int, int]:
     """Writes the distinct plays of `board` to `out[start:]`.
 
     Returns `(end, gen)`, or `(_OUT_FULL, gen)` / `(_TABLE_FULL, gen)` when `out` or the
@@ -269,7 +288,7 @@ def _walk(board, d1, d2, zob, out, start, steps, record, scratch, gen):
 
 
 @njit(cache=True, nogil=True)
-def _scratch(table_size):
+def _scratch(table_size: int) -> _Scratch:
     """The walk's working arrays: table, row keys, first dice, keys, `w`, path, board."""
     return (
         np.zeros(table_size, np.int64),
@@ -283,14 +302,16 @@ def _scratch(table_size):
 
 
 @njit(cache=True, nogil=True)
-def _check_dice(dice):
+def _check_dice(dice: np.ndarray) -> None:
     for k in range(dice.shape[0]):
         if not (1 <= dice[k, 0] <= 6 and 1 <= dice[k, 1] <= 6):
             raise ValueError("dice must be in 1..6")
 
 
 @njit(cache=True, nogil=True)
-def _generate(boards, dice, zob, record):
+def _generate(
+    boards: np.ndarray, dice: np.ndarray, zob: np.ndarray, record: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     _check_dice(dice)
     n_boards = boards.shape[0]
     cap = 64 + n_boards * 32
@@ -326,18 +347,24 @@ def _generate(boards, dice, zob, record):
 
 
 @njit(cache=True, nogil=True)
-def _afterstates(boards, dice, zob):
+def _afterstates(
+    boards: np.ndarray, dice: np.ndarray, zob: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     out, parent, _ = _generate(boards, dice, zob, False)
     return out, parent
 
 
 @njit(cache=True, nogil=True)
-def _afterstates_with_steps(boards, dice, zob):
+def _afterstates_with_steps(
+    boards: np.ndarray, dice: np.ndarray, zob: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _generate(boards, dice, zob, True)
 
 
 @njit(cache=True, nogil=True)
-def _random_turns(boards, rows, dice, uniform, zob):
+def _random_turns(
+    boards: np.ndarray, rows: np.ndarray, dice: np.ndarray, uniform: np.ndarray, zob: np.ndarray
+) -> np.ndarray:
     _check_dice(dice)
     values = np.zeros(rows.shape[0], np.int8)
     out = np.empty((64, 2, 25), np.int8)

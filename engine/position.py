@@ -8,19 +8,15 @@ roll, row 0 the other side, each from its own view (index 0..23 its points 1..24
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 
 from engine.board import CHECKERS, has_contact, pips, validate_board
-from engine.classify import NAMES, classify_boards
+from engine.classify import NAMES, PositionClass, classify_boards
 from engine.formats import board_from_position_id
 from engine.formats import position_id as board_position_id
 from engine.variants import get_variant
 
 __all__ = ["CHECKERS", "Position", "PositionClass", "has_contact", "pips", "validate_board"]
-
-PositionClass = Literal["over", "bearoff", "race", "crashed", "contact"]
 
 
 class Position:
@@ -106,7 +102,7 @@ class Position:
             return "over"
         if any(self._waiting):
             return "contact"
-        return NAMES[int(classify_boards(self._board))]  # type: ignore[return-value]
+        return NAMES[int(classify_boards(self._board))]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Position) and self._key == other._key

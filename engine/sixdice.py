@@ -278,7 +278,8 @@ def _counts(dice: Sequence[int]) -> np.ndarray:
 
 def score_table(dice: Sequence[int]) -> np.ndarray:
     """Score of every category for six dice, int16 (12,)."""
-    return SCORES[outcome_index(dice)]
+    table: np.ndarray = SCORES[outcome_index(dice)]
+    return table
 
 
 def score(dice: Sequence[int], category: str | int) -> int:

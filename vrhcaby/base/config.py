@@ -45,10 +45,10 @@ def _coerce(key: str, tp: Any, value: Any) -> Any:
             raise ConfigError(f"config key {key!r} must be a list, got {value!r}")
         return tuple(_coerce(key, args[0], v) for v in value)
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        members = [a for a in typing.get_args(tp) if a is not type(None)]
         if value is None or value == "none":
             return None
-        return _coerce(key, args[0], value)
+        return _coerce(key, members[0], value)
     ok = {
         bool: isinstance(value, bool),
         int: isinstance(value, int) and not isinstance(value, bool),
@@ -75,7 +75,7 @@ def _merge(cls: type, values: dict[str, Any], updates: dict[str, Any], prefix: s
             known = ", ".join(types_)
             raise ConfigError(f"unknown config key {key!r} (known here: {known})")
         tp = types_[name]
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             if not isinstance(value, dict):
                 raise ConfigError(f"config key {key!r} is a table, got {value!r}")
             _merge(tp, values[name], value, key + ".")
@@ -97,7 +97,7 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
 def _build(cls: type[T], values: dict[str, Any], prefix: str = "") -> T:
     kwargs = {}
     for name, tp in _field_types(cls).items():
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             kwargs[name] = _build(tp, values[name], f"{prefix}{name}.")
         else:
             kwargs[name] = _coerce(prefix + name, tp, values[name])

@@ -31,7 +31,7 @@ def save_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
         if path.suffix == ".npy":
             np.save(tmp, arrays["table"])
         else:
-            np.savez(tmp, **arrays)
+            np.savez(tmp, allow_pickle=False, **arrays)
         tmp.replace(path)
     except OSError as exc:
         log.warning("could not cache %s: %s", path, exc)

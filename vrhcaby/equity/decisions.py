@@ -120,17 +120,20 @@ def mover_equity(
     """
     if context.match_to:
         away_me, away_opp = context.away()
-        score = {"crawford": context.crawford}
+        crawford = context.crawford
         if cubeful:
             opp = cube_decision(
                 cube.invert(p), afterstate[::-1], context.flip(), params=params, x=x
             )
-            mwc = 1.0 - float(opp.optimal_mwc)  # type: ignore[arg-type]
+            assert opp.optimal_mwc is not None  # a match context's decision has MWCs
+            mwc = 1.0 - float(opp.optimal_mwc)
         else:
             mwc = float(
-                met.mwc_from_probabilities(p, away_me, away_opp, context.cube_value, **score)
+                met.mwc_from_probabilities(
+                    p, away_me, away_opp, context.cube_value, crawford=crawford
+                )
             )
-        emg = met.mwc_to_emg(mwc, away_me, away_opp, context.cube_value, **score)
+        emg = met.mwc_to_emg(mwc, away_me, away_opp, context.cube_value, crawford=crawford)
         return float(emg), mwc
     if cubeful:
         opp = cube_decision(cube.invert(p), afterstate[::-1], context.flip(), params=params, x=x)

@@ -95,7 +95,7 @@ def _checksum(arrays: dict[str, np.ndarray]) -> np.ndarray:
     time SHA-256 takes (the cache is read by every command that meets a bear-off)."""
     crc = 0
     for name in TABLES:
-        crc = zlib.crc32(np.ascontiguousarray(arrays[name]), crc)
+        crc = zlib.crc32(np.ascontiguousarray(arrays[name]).data, crc)
     return np.array([crc], np.uint32)
 
 

@@ -42,7 +42,7 @@ def save(path: str | Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) 
     document = json.dumps({"format": FORMAT, **meta}, sort_keys=True)
     members = {name: np.asarray(a) for name, a in arrays.items()}
     members["meta"] = np.frombuffer(document.encode(), dtype=np.uint8)
-    return write_atomic(path, lambda f: np.savez(f, **members))
+    return write_atomic(path, lambda f: np.savez(f, allow_pickle=False, **members))
 
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object] | str) -> Path:

@@ -104,7 +104,9 @@ def rule_masks(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def _side_facts_numpy(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`_side_facts` in numpy, for small batches."""
-    return b.sum(axis=2, dtype=np.int16), b[:, :, 18:25].any(axis=2)
+    on_board: np.ndarray = b.sum(axis=2, dtype=np.int16)
+    back = np.asarray(b[:, :, 18:25].any(axis=2))  # numpy types `any` of 1-D as a scalar
+    return on_board, back
 
 
 @lazy_jit
@@ -149,13 +151,13 @@ def obey_rules(afterstates: np.ndarray, p: Any) -> Any:
     import torch
 
     allowed = torch.from_numpy(_allowed(on_board, back, classes)).to(p.device)
-    out = torch.where(allowed, p, torch.zeros_like(p))
+    obeyed = torch.where(allowed, p, torch.zeros_like(p))
     if len(rows):
         fixed = np.zeros(len(b), bool)
         fixed[rows] = True
         full = np.zeros((len(b), 5))
         full[rows] = values
-        out = torch.where(
-            torch.from_numpy(fixed).to(p.device)[:, None], torch.from_numpy(full).to(p), out
+        obeyed = torch.where(
+            torch.from_numpy(fixed).to(p.device)[:, None], torch.from_numpy(full).to(p), obeyed
         )
-    return out
+    return obeyed

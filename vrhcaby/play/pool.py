@@ -22,7 +22,10 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext
 
 #: What the workers were given (set in each worker process).
 SHARED: dict[str, Any] = {}
@@ -43,10 +46,11 @@ def caused_by_interrupt(exc: BaseException) -> bool:
     `StopSignals` turns into one) raised while numba unpickles a compiled function's
     constants surfaces as a SystemError caused by the KeyboardInterrupt; the work loops
     that keep what they finished on an interrupt treat both alike."""
-    while exc is not None:
-        if isinstance(exc, KeyboardInterrupt):
+    link: BaseException | None = exc
+    while link is not None:
+        if isinstance(link, KeyboardInterrupt):
             return True
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        link = link.__cause__ or link.__context__
     return False
 
 
@@ -54,7 +58,7 @@ class WorkerDied(ChildProcessError):
     """A worker process ended while the pool was open."""
 
 
-def start_method() -> str:
+def start_method() -> Literal["fork", "forkserver"]:
     """'fork', or 'forkserver' once this process has loaded gRPC (through Ray or not)."""
     return "forkserver" if any(m in sys.modules for m in FORK_UNSAFE) else "fork"
 
@@ -89,10 +93,12 @@ class WorkerPool:
     included) terminates the workers."""
 
     def __init__(self, processes: int, fn: Callable[[Any], Any], **shared: Any) -> None:
-        method = start_method()
-        ctx = multiprocessing.get_context(method)
-        if method == "forkserver":
+        ctx: ForkContext | ForkServerContext
+        if start_method() == "forkserver":
+            ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(_PRELOAD)
+        else:
+            ctx = multiprocessing.get_context("fork")
         self._workers: list[tuple[Any, Connection]] = []
         try:
             for _ in range(processes):
