@@ -235,6 +235,14 @@ def test_nackgammon_plays():
     )
 
 
+def test_wilson_interval_known_values() -> None:
+    # Textbook values: 50 of 100 -> [0.4038, 0.5962]; 0 of 10 -> [0, 0.2775].
+    assert wilson_ci95(50, 100) == pytest.approx((0.4038, 0.5962), abs=1e-4)
+    assert wilson_ci95(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    # Ties share a win (six-dice tournaments): 2.5 of 5 is a rate of one half.
+    assert sum(wilson_ci95(2.5, 5)) == pytest.approx(1.0)
+
+
 def test_interval_helpers():
     # Wilson with no successes: the upper end is z^2 / (n + z^2).
     lo, hi = wilson_ci95(0, 10)

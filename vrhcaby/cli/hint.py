@@ -359,7 +359,6 @@ __all__ = [
     "hint_json",
     "load_analysis_agent",
     "money_json",
-    "parse_dice",
     "read_context",
     "read_position",
     "read_rules",

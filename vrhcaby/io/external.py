@@ -174,14 +174,14 @@ def parse_fibs_board(
         board = board[::-1].copy()
         score, opp_score = opp_score, score
         may_double, opp_may_double = opp_may_double, may_double
-    owner = "centre"
+    owner = -1  # the seat owning the cube: 0 the side analysed, 1 its opponent
     if bool(may_double) != bool(opp_may_double):
-        owner = "me" if may_double else "opponent"
+        owner = 0 if may_double else 1
     crawford = False
     if match_to and 1 in (match_to - score, match_to - opp_score):
         crawford = crawford_rule and not (non_crawford or post_crawford)
     if crawford or was_doubled:
-        owner = "centre"
+        owner = -1
     if match_to and max(score, opp_score) >= match_to:
         raise ValueError(f"FIBS board: impossible score {score}-{opp_score} to {match_to}")
     if match_to > KAZAROSS_XG2.length:
@@ -195,13 +195,14 @@ def parse_fibs_board(
         raise ValueError("FIBS board: no double in the Crawford game, yet the cube was turned")
     if (dice[0] == 0) != (dice[1] == 0):
         raise ValueError(f"FIBS board: one die rolled and not the other ({dice[0]}, {dice[1]})")
-    context = GameContext(
+    context = GameContext.of_side(
+        0,
         cube_value=cube_value,
-        cube_owner=owner,  # type: ignore[arg-type]
-        match_to=match_to,
+        cube_owner=owner,
         score=(score, opp_score),
+        match_to=match_to,
         crawford=crawford,
-        jacoby=jacoby and not match_to,
+        jacoby=jacoby,
         max_cube=max(64, cube_value),
     )
     return FibsBoard(board, dice, context, bool(was_doubled))
