@@ -43,7 +43,7 @@ def check_dice(dice: tuple[int, int] | list[int] | np.ndarray) -> tuple[int, int
     for d in values:
         if isinstance(d, bool) or not isinstance(d, numbers.Integral):
             raise ValueError(f"a die is an integer 1..6, got {_short(d)}")
-        if not 1 <= d <= 6:
+        if not 1 <= int(d) <= 6:
             raise ValueError(f"a die shows 1..6, got {d}")
     return int(values[0]), int(values[1])
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 
@@ -171,15 +171,17 @@ class Session:
                     ended = self.before_roll(side, board)
                     if ended is not None:
                         return ended
-                dice = tuple(int(d) for d in engine.roll_dice(self.rng, 1)[0])
+                roll = engine.roll_dice(self.rng, 1)[0]
+                dice = (int(roll[0]), int(roll[1]))
             first = False
             if self.acey_deucey:
-                ended = self.move_ad(side, board, dice)
+                turn = self.move_ad(side, board, dice)
             else:
-                ended = self.move(side, board, dice)
-            if isinstance(ended, tuple) and isinstance(ended[0], int):
-                return ended
-            board, again = ended if self.acey_deucey else (ended, False)
+                moved = self.move(side, board, dice)
+                turn = moved if isinstance(moved, tuple) else (moved, False)
+            if isinstance(turn[0], int):  # the game is over: (winner, points)
+                return cast(tuple[int, int], turn)
+            board, again = cast(tuple[np.ndarray, bool], turn)
             if again:
                 who = "You roll" if side == HUMAN else "The bot rolls"
                 self.say(f"{who} again (the 1-2 bonus double went all four times).")

@@ -18,6 +18,8 @@ import engine
 from vrhcaby.equity import met
 
 CubeOwner = Literal["centre", "me", "opponent"]
+#: The cube's owner seen by the other side.
+_FLIPPED: dict[CubeOwner, CubeOwner] = {"centre": "centre", "me": "opponent", "opponent": "me"}
 
 
 def money_rule(rule: bool, *, cube_enabled: bool = True, match_to: int = 0) -> bool:
@@ -72,7 +74,6 @@ class GameContext:
         owner: CubeOwner = (
             "centre" if cube_owner < 0 else "me" if cube_owner == side else "opponent"
         )
-        rule = {"cube_enabled": cube_enabled, "match_to": match_to}
         return cls(
             cube_value=cube_value,
             cube_owner=owner,
@@ -81,8 +82,8 @@ class GameContext:
             match_to=match_to,
             score=(score[side], score[1 - side]),
             crawford=crawford,
-            jacoby=money_rule(jacoby, **rule),
-            beavers=money_rule(beavers, **rule),
+            jacoby=money_rule(jacoby, cube_enabled=cube_enabled, match_to=match_to),
+            beavers=money_rule(beavers, cube_enabled=cube_enabled, match_to=match_to),
         )
 
     def game_points(self, value: int) -> int:
@@ -94,7 +95,7 @@ class GameContext:
 
     def flip(self) -> GameContext:
         """The same context seen by the other side."""
-        owner: CubeOwner = {"centre": "centre", "me": "opponent", "opponent": "me"}[self.cube_owner]
+        owner = _FLIPPED[self.cube_owner]
         return replace(self, cube_owner=owner, score=(self.score[1], self.score[0]))
 
     def may_double(self) -> bool:

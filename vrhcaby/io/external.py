@@ -558,7 +558,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
                     self._skip_line()
                     lines += 1
-                    reply: str | None = f"Error: line longer than {MAX_LINE} bytes"
+                    reply = f"Error: line longer than {MAX_LINE} bytes"
                 else:
                     # gnubg ends each request with a newline and a NUL byte, which then
                     # starts the next line: NULs are not part of any command.
@@ -569,10 +569,11 @@ class _Handler(socketserver.StreamRequestHandler):
                         break  # the client's last NUL, or trailing blanks, before it closed
                     lines += 1
                     with self.server.lock:
-                        reply = session.respond(line)
-                    log.debug("%s: %s -> %s", peer, quote(line.strip(), 200), quote(str(reply)))
-                    if reply is None:
+                        answer = session.respond(line)
+                    log.debug("%s: %s -> %s", peer, quote(line.strip(), 200), quote(str(answer)))
+                    if answer is None:
                         break
+                    reply = answer
                 if reply.startswith("Error"):
                     log.warning("%s: %s (line %d)", peer, reply, lines)
                 self.wfile.write((reply + "\n").encode())

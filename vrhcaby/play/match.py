@@ -1,10 +1,10 @@
 """The course of a match: the score, the Crawford game and the end.
 
 A match is played to `match_to` points between seats 0 and 1 (0: money play, which keeps
-the points won and never ends by them). The game after either
-seat first reaches one point short of the match is the Crawford game (no doubling); the
-games after it are post-Crawford. The tournament's games and `vrhcaby play` keep their
-matches in a `MatchScore`.
+the points won and never ends by them). The game after either seat first reaches one
+point short of the match is the Crawford game (no doubling); the games after it are
+post-Crawford. The tournament's games and `vrhcaby play` keep their matches in a
+`MatchScore`.
 """
 
 from __future__ import annotations

@@ -387,11 +387,11 @@ def _play_turns(games: _Games, idx: np.ndarray) -> None:
                 )
             )
     value = games.game_value(new)
-    for j in np.flatnonzero(value > 0):
-        i = idx[j]
-        games.boards[i] = new[j]
-        v = int(value[j])
-        games.finish(i, int(games.on_roll[i]), v, games.context(i).game_points(v))
+    for k in np.flatnonzero(value > 0):
+        g = int(idx[k])
+        games.boards[g] = new[k]
+        v = int(value[k])
+        games.finish(g, int(games.on_roll[g]), v, games.context(g).game_points(v))
     go = value == 0
     stay = go & again  # an extra roll: the same side, the board not turned
     games.boards[idx[go]] = np.where(again[go, None, None], new[go], new[go][:, ::-1])
