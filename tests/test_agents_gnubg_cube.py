@@ -23,7 +23,7 @@ import engine
 from agents import load_agent
 from agents.base import GameContext
 from agents.gnubg import GnubgAgent
-from vrhcaby.play.tournament import play_pair
+from vrhcaby.play.tournament import PairSettings, play_pair
 
 #: A decision is "clear" when the chosen action beats the others by this much.
 MARGIN = 0.03
@@ -120,7 +120,11 @@ def test_cube_decisions_are_gnubgs_own() -> None:
 def test_gnubg_doubles_against_td_in_a_cube_match() -> None:
     """A td vs gnubg match with the cube: gnubg doubles, and takes or passes doubles."""
     pair = play_pair(
-        load_agent("td"), load_agent("gnubg"), games=4, seed=3, match_to=3, record=True
+        load_agent("td"),
+        load_agent("gnubg"),
+        games=4,
+        seed=3,
+        settings=PairSettings(match_to=3, record=True),
     )
     actions = {"double": 0, "take": 0, "drop": 0}
     for g in pair.results:

@@ -16,7 +16,7 @@ from agents.base import GameContext
 from agents.td import TDAgent
 from vrhcaby import analysis
 from vrhcaby.equity import cube
-from vrhcaby.play.tournament import play_pair
+from vrhcaby.play.tournament import PairSettings, play_pair
 
 
 class PipEvaluator:
@@ -277,7 +277,7 @@ def tournament(request):
     match_to = request.param
     ev = GnubgEvaluator()
     a, b = TDAgent(ev, name="td-a"), TDAgent(ev, name="td-b")
-    result = play_pair(a, b, games=6, seed=1, match_to=match_to, record=True)
+    result = play_pair(a, b, games=6, seed=1, settings=PairSettings(match_to=match_to, record=True))
     games, crawford_done = [], set()
     for g in result.results:  # in finishing order: a match's games in turn
         key = (g.sample, g.copy)

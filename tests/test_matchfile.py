@@ -8,7 +8,7 @@ import pytest
 from agents import load_agent
 from agents.pubeval import PubevalAgent
 from vrhcaby.io import matchfile
-from vrhcaby.play.tournament import play_pair
+from vrhcaby.play.tournament import PairSettings, play_pair
 
 gnubg = pytest.importorskip("gnubg")
 
@@ -89,7 +89,11 @@ def check_against_gnubg(recs: list[dict], path) -> None:
 
 def test_money_session_imports_into_gnubg(tmp_path):
     pair = play_pair(
-        load_agent("pubeval"), load_agent("random?seed=1"), games=6, seed=3, record=True
+        load_agent("pubeval"),
+        load_agent("random?seed=1"),
+        games=6,
+        seed=3,
+        settings=PairSettings(record=True),
     )
     recs = records(pair, 3)
     matchfile.append_jsonl(tmp_path / "g.jsonl", recs)
@@ -99,7 +103,13 @@ def test_money_session_imports_into_gnubg(tmp_path):
 
 
 def test_match_with_cube_actions_imports_into_gnubg(tmp_path):
-    pair = play_pair(CubeBot("alice"), CubeBot("bob"), games=4, seed=8, match_to=7, record=True)
+    pair = play_pair(
+        CubeBot("alice"),
+        CubeBot("bob"),
+        games=4,
+        seed=8,
+        settings=PairSettings(match_to=7, record=True),
+    )
     recs = records(pair, 8)
     actions = {t.get("action") for r in recs for t in r["turns"]}
     assert {"double", "take", "drop"} <= actions
@@ -121,8 +131,7 @@ def test_export_refuses_other_variants(tmp_path):
         load_agent("random"),
         games=2,
         seed=0,
-        variant="nackgammon",
-        record=True,
+        settings=PairSettings(variant="nackgammon", record=True),
     )
     with pytest.raises(ValueError, match="standard"):
         matchfile.export_mat(records(pair, 0), tmp_path / "n.mat")

@@ -64,13 +64,15 @@ def test_without_a_cube_gammons_count_whatever_the_jacoby_setting():
     """The Jacoby rule exists only with the cube in play: cubeless games (the benchmark
     tournaments) score gammons and backgammons at their value."""
     from agents import load_agent
-    from vrhcaby.play.tournament import play_pair
+    from vrhcaby.play.tournament import PairSettings, play_pair
 
     agents = load_agent("pubeval"), load_agent("random?seed=3")
     for jacoby in (False, True):
-        pair = play_pair(*agents, games=40, seed=5, cube=False, jacoby=jacoby)
+        pair = play_pair(
+            *agents, games=40, seed=5, settings=PairSettings(cube=False, jacoby=jacoby)
+        )
         assert all(g.cube == 1 and g.points == g.value for g in pair.results)
         assert any(g.value > 1 for g in pair.results)
     # With the cube, the rule scores an unturned cube's gammon single.
-    pair = play_pair(*agents, games=40, seed=5, cube=True, jacoby=True)
+    pair = play_pair(*agents, games=40, seed=5, settings=PairSettings(cube=True, jacoby=True))
     assert all(g.points == 1 for g in pair.results if g.cube == 1)

@@ -23,8 +23,7 @@ from agents import load_agent
 from agents.td import TDAgent
 from vrhcaby.play import pool
 from vrhcaby.play.rollout import Settings, rollout_afterstates
-from vrhcaby.play.tournament import Settings as PairSettings
-from vrhcaby.play.tournament import play_pair, run_pair
+from vrhcaby.play.tournament import PairSettings, play_pair, run_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 

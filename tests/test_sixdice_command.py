@@ -136,9 +136,3 @@ def test_hint_score_options_add_the_engine_score_to_the_sheet_left() -> None:
         assert options["score sixes"] == pytest.approx(
             50 + sd.score(d, "sixes") + table[1 << 4, 2], abs=0.006
         )
-
-
-def test_wilson_interval_known_values() -> None:
-    # Textbook values: 50 of 100 -> [0.4038, 0.5962]; 0 of 10 -> [0, 0.2775].
-    assert dice.wilson(0.5, 100) == pytest.approx((0.4038, 0.5962), abs=1e-4)
-    assert dice.wilson(0.0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)

@@ -12,7 +12,7 @@ import engine
 from agents import load_agent
 from agents.pubeval import PubevalAgent
 from vrhcaby.play.stats import bradley_terry_elo, mean_ci95, wilson_ci95
-from vrhcaby.play.tournament import play_pair
+from vrhcaby.play.tournament import PairSettings, play_pair
 
 
 class CubeBot(PubevalAgent):
@@ -50,7 +50,13 @@ def replay(record: dict) -> tuple[engine.Position, int]:
 
 
 def test_recorded_games_replay_to_their_results():
-    r = play_pair(load_agent("pubeval"), load_agent("random?seed=2"), games=12, seed=4, record=True)
+    r = play_pair(
+        load_agent("pubeval"),
+        load_agent("random?seed=2"),
+        games=12,
+        seed=4,
+        settings=PairSettings(record=True),
+    )
     assert r.games == 12 and r.pairs == 6
     points = []
     for g in r.results:
@@ -75,7 +81,11 @@ def test_recorded_games_replay_to_their_results():
 
 def test_mirrored_games_share_their_dice_with_seats_swapped():
     r = play_pair(
-        load_agent("heuristic"), load_agent("random?seed=1"), games=8, seed=9, record=True
+        load_agent("heuristic"),
+        load_agent("random?seed=1"),
+        games=8,
+        seed=9,
+        settings=PairSettings(record=True),
     )
     games = {(g.sample, g.copy): g for g in r.results}
     for s in range(4):
@@ -115,7 +125,11 @@ def test_heuristic_beats_random_by_a_wide_margin():
 
 def test_dropped_doubles_end_the_game_for_the_cube_value():
     r = play_pair(
-        CubeBot(False, "doubler"), CubeBot(False, "dropper"), games=6, seed=2, record=True
+        CubeBot(False, "doubler"),
+        CubeBot(False, "dropper"),
+        games=6,
+        seed=2,
+        settings=PairSettings(record=True),
     )
     for g in r.results:
         turns = g.record["turns"]
@@ -129,7 +143,9 @@ def test_dropped_doubles_end_the_game_for_the_cube_value():
 
 
 def test_taken_doubles_raise_the_cube_and_pass_ownership():
-    r = play_pair(CubeBot(True, "x"), CubeBot(True, "y"), games=4, seed=5, record=True)
+    r = play_pair(
+        CubeBot(True, "x"), CubeBot(True, "y"), games=4, seed=5, settings=PairSettings(record=True)
+    )
     for g in r.results:
         cube, owner = 1, None
         for t in g.record["turns"]:
@@ -144,13 +160,25 @@ def test_taken_doubles_raise_the_cube_and_pass_ownership():
 
 
 def test_jacoby_counts_gammons_single_without_a_double():
-    r = play_pair(load_agent("pubeval"), load_agent("random?seed=3"), games=20, seed=6, jacoby=True)
+    r = play_pair(
+        load_agent("pubeval"),
+        load_agent("random?seed=3"),
+        games=20,
+        seed=6,
+        settings=PairSettings(jacoby=True),
+    )
     assert all(g.points == 1 for g in r.results)
     assert any(g.value > 1 for g in r.results)
 
 
 def test_matches_score_to_the_end_with_crawford():
-    r = play_pair(CubeBot(True, "x"), CubeBot(True, "y"), games=4, seed=7, match_to=5, record=True)
+    r = play_pair(
+        CubeBot(True, "x"),
+        CubeBot(True, "y"),
+        games=4,
+        seed=7,
+        settings=PairSettings(match_to=5, record=True),
+    )
     assert r.matches == 4 and sum(r.match_wins) == 4
     lo, hi = r.match_ci95
     assert lo <= r.match_win_rate <= hi
@@ -176,10 +204,20 @@ def test_bad_input_fails_before_any_game():
         play_pair(load_agent("pubeval"), load_agent("random"), games=0, seed=0)
     with pytest.raises(ValueError, match="cannot play variant"):
         play_pair(
-            load_agent("pubeval"), load_agent("random"), games=2, seed=0, variant="acey-deucey"
+            load_agent("pubeval"),
+            load_agent("random"),
+            games=2,
+            seed=0,
+            settings=PairSettings(variant="acey-deucey"),
         )
     with pytest.raises(ValueError, match="unknown variant"):
-        play_pair(load_agent("pubeval"), load_agent("random"), games=2, seed=0, variant="chess")
+        play_pair(
+            load_agent("pubeval"),
+            load_agent("random"),
+            games=2,
+            seed=0,
+            settings=PairSettings(variant="chess"),
+        )
 
 
 def test_nackgammon_plays():
@@ -188,14 +226,21 @@ def test_nackgammon_plays():
         load_agent("random"),
         games=4,
         seed=0,
-        variant="nackgammon",
-        record=True,
+        settings=PairSettings(variant="nackgammon", record=True),
     )
     assert r.games == 4
     assert (
         r.results[0].record["turns"][0]["position_id"]
         == engine.Position.start("nackgammon").position_id()
     )
+
+
+def test_wilson_interval_known_values() -> None:
+    # Textbook values: 50 of 100 -> [0.4038, 0.5962]; 0 of 10 -> [0, 0.2775].
+    assert wilson_ci95(50, 100) == pytest.approx((0.4038, 0.5962), abs=1e-4)
+    assert wilson_ci95(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    # Ties share a win (six-dice tournaments): 2.5 of 5 is a rate of one half.
+    assert sum(wilson_ci95(2.5, 5)) == pytest.approx(1.0)
 
 
 def test_interval_helpers():
@@ -233,7 +278,7 @@ class Interrupting(PubevalAgent):
 def test_ctrl_c_keeps_what_was_played():
     agent = Interrupting()
     agent.name = "pubeval"
-    r = play_pair(agent, load_agent("random"), games=40, seed=1, record=True)
+    r = play_pair(agent, load_agent("random"), games=40, seed=1, settings=PairSettings(record=True))
     assert r.interrupted
     assert 0 < r.games < 40 and r.games == 2 * r.pairs
     assert all(g.record for g in r.results)

@@ -19,7 +19,7 @@ from agents.base import GameContext
 from agents.pubeval import PubevalAgent
 from vrhcaby.cli import tournament as command
 from vrhcaby.io import matchfile
-from vrhcaby.play.tournament import CHUNK, Settings, _cube_phase, _Games, play_pair
+from vrhcaby.play.tournament import CHUNK, PairSettings, _cube_phase, _Games, play_pair
 
 
 class Eager(PubevalAgent):
@@ -75,8 +75,13 @@ def records(pair, seed: int) -> list[dict]:
 
 
 def test_beavers_escalate_to_the_cube_limit_and_score_by_the_cube():
-    pair = play_pair(Eager("a"), Eager("b"), games=6, seed=11, record=True, beavers=True,
-                     jacoby=True)  # fmt: skip
+    pair = play_pair(
+        Eager("a"),
+        Eager("b"),
+        games=6,
+        seed=11,
+        settings=PairSettings(record=True, beavers=True, jacoby=True),
+    )
     for g in pair.results:
         rec = g.record
         # By hand: the second side to move is the first that may double (ply > 0): 1 -> 2,
@@ -97,7 +102,9 @@ def test_beavers_escalate_to_the_cube_limit_and_score_by_the_cube():
 
 def test_a_beaver_takes_the_cube_to_four_and_the_beaverer_owns_it():
     a, b = Doubler("doubler"), Beaverer("beaverer")
-    pair = play_pair(a, b, games=8, seed=2, record=True, beavers=True, jacoby=True)
+    pair = play_pair(
+        a, b, games=8, seed=2, settings=PairSettings(record=True, beavers=True, jacoby=True)
+    )
     for g in pair.results:
         # By hand: A doubles at its first chance (2), B beavers (4) and owns the cube, and
         # never doubles: A may not. A game is worth its value times 4 (the cube turned,
@@ -111,7 +118,9 @@ def test_a_beaver_takes_the_cube_to_four_and_the_beaverer_owns_it():
 
 def test_no_beavers_means_plain_takes_and_the_agents_are_not_asked():
     a, b = Eager("a"), Eager("b")
-    pair = play_pair(a, b, games=4, seed=11, record=True, beavers=False, jacoby=True)
+    pair = play_pair(
+        a, b, games=4, seed=11, settings=PairSettings(record=True, beavers=False, jacoby=True)
+    )
     for g in pair.results:
         d = 1 - first_mover(g.record)
         want, owner, cube = [], d, 1
@@ -124,25 +133,29 @@ def test_no_beavers_means_plain_takes_and_the_agents_are_not_asked():
     assert a.asked_beaver == b.asked_beaver == 0
     # Match play has no beavers either, even with the flag on.
     a, b = Eager("a"), Eager("b")
-    pair = play_pair(a, b, games=2, seed=5, record=True, beavers=True, match_to=5)
+    pair = play_pair(
+        a, b, games=2, seed=5, settings=PairSettings(record=True, beavers=True, match_to=5)
+    )
     assert not any(t == "beaver" for g in pair.results for _, t, _ in cube_actions(g.record))
     assert a.asked_beaver == b.asked_beaver == 0
 
 
 def test_agents_without_beavers_play_the_same_games_and_chunks_agree():
-    kw = dict(games=12, seed=4, record=True, jacoby=True)
-    on = play_pair(CubeBot("x"), CubeBot("y"), beavers=True, **kw)
-    off = play_pair(CubeBot("x"), CubeBot("y"), beavers=False, **kw)
+    kw = dict(games=12, seed=4)
+    beavers = PairSettings(record=True, jacoby=True, beavers=True)
+    none = PairSettings(record=True, jacoby=True, beavers=False)
+    on = play_pair(CubeBot("x"), CubeBot("y"), **kw, settings=beavers)
+    off = play_pair(CubeBot("x"), CubeBot("y"), **kw, settings=none)
     assert any(cube_actions(g.record) for g in on.results)
     assert [g.record for g in on.results] == [g.record for g in off.results]
     # Eager agents that do not know beavers play exactly the no-beavers games.
-    on = play_pair(Eager("a", beavers=False), Eager("b", beavers=False), beavers=True, **kw)
-    off = play_pair(Eager("a"), Eager("b"), beavers=False, **kw)
+    on = play_pair(Eager("a", beavers=False), Eager("b", beavers=False), **kw, settings=beavers)
+    off = play_pair(Eager("a"), Eager("b"), **kw, settings=none)
     assert [g.record for g in on.results] == [g.record for g in off.results]
 
 
 def test_beavers_survive_the_process_pool():
-    kw = dict(games=2 * CHUNK + 4, seed=9, beavers=True)
+    kw = dict(games=2 * CHUNK + 4, seed=9, settings=PairSettings(beavers=True))
     one = play_pair(Doubler("a"), Eager("b"), jobs=1, **kw)
     two = play_pair(Doubler("a"), Eager("b"), jobs=2, **kw)
 
@@ -167,14 +180,12 @@ BOARD[0, 0] = 2
 DOUBLER_WINS = sum(1 for d1 in range(1, 7) for d2 in range(1, 7) if d1 == d2 and 2 * d1 >= 6) / 36
 
 
-def _state(agents, settings: Settings) -> _Games:
-    return _Games(
-        agents, settings, boards=BOARD[None].copy(), on_roll=np.zeros(1, np.int64),
-        a_seat=np.zeros(1, np.int64), cube=np.ones(1, np.int64),
-        owner=np.full(1, -1, np.int64), ply=np.ones(1, np.int64),
-        score=np.zeros((1, 2), np.int64), crawford=np.zeros(1, bool), events=[[]],
-        extra=np.zeros(1, bool),
-    )  # fmt: skip
+def _state(agents, settings: PairSettings) -> _Games:
+    """One game (and its mirror) in BOARD, seat 0 on roll after the opening."""
+    games = _Games.new(agents, range(1), 0, settings)
+    games.boards[:] = BOARD
+    games.ply[:] = 1
+    return games
 
 
 def _finish(*args):
@@ -188,7 +199,7 @@ def test_td_and_gnubg_beaver_in_the_constructed_position(spec):
         p = load_agent("gnubg").before_roll(BOARD)
         assert p[0] == pytest.approx(DOUBLER_WINS, abs=0.002)  # gnubg's bear-off database
     taker = load_agent(spec)
-    money = Settings(cube=True, jacoby=True, beavers=True)
+    money = PairSettings(cube=True, jacoby=True, beavers=True)
     games = _state((Doubler("doubler"), taker), money)
     assert list(_cube_phase(games, np.array([0]), _finish)) == [0]
     assert games.events[0] == [("double", 0, 2), ("beaver", 1, 4)]
@@ -198,7 +209,7 @@ def test_td_and_gnubg_beaver_in_the_constructed_position(spec):
     assert games.context(0) == GameContext(cube_value=4, cube_owner="me", jacoby=True,
                                            beavers=True)  # fmt: skip
     # --no-beavers: a plain take.
-    games = _state((Doubler("doubler"), taker), Settings(cube=True, jacoby=True))
+    games = _state((Doubler("doubler"), taker), PairSettings(cube=True, jacoby=True))
     _cube_phase(games, np.array([0]), _finish)
     assert games.events[0] == [("double", 0, 2), ("take", 1)]
     assert (games.cube[0], games.owner[0]) == (2, 1)
@@ -224,8 +235,13 @@ def test_gnubg_takes_without_beaver_when_the_doubler_is_the_favourite():
 
 def test_a_mat_with_beavers_is_imported_by_gnubg(tmp_path):
     gnubg = pytest.importorskip("gnubg")
-    pair = play_pair(Doubler("alice"), Eager("bob"), games=2, seed=3, record=True,
-                     beavers=True, jacoby=True)  # fmt: skip
+    pair = play_pair(
+        Doubler("alice"),
+        Eager("bob"),
+        games=2,
+        seed=3,
+        settings=PairSettings(record=True, beavers=True, jacoby=True),
+    )
     recs = records(pair, 3)
     matchfile.export_mat(recs, tmp_path / "s.mat")
     assert " Beavers => 4" in (tmp_path / "s.mat").read_text()

@@ -23,7 +23,7 @@ from engine.acey_deucey import (
 )
 from engine.waiting import read_position, split_waiting, waiting_id
 from vrhcaby.nn.net import Evaluator, NetConfig, equity
-from vrhcaby.play.tournament import play_pair
+from vrhcaby.play.tournament import PairSettings, play_pair
 
 AD = "acey-deucey"
 
@@ -96,7 +96,9 @@ def test_pubeval_and_gnubg_refuse_acey_deucey_in_one_line() -> None:
         except ValueError:  # gnubg-nn missing: refused when loaded instead
             continue
         with pytest.raises(ValueError, match=f"agent '{spec}' cannot play variant 'acey-deucey'"):
-            play_pair(agent, load_agent("random"), games=2, seed=0, variant=AD)
+            play_pair(
+                agent, load_agent("random"), games=2, seed=0, settings=PairSettings(variant=AD)
+            )
 
 
 def test_networks_play_their_own_family_of_variants() -> None:
@@ -143,7 +145,7 @@ def replay_ad(record: dict) -> None:
 @pytest.mark.parametrize("cube", [False, True])
 def test_acey_deucey_tournament_replays_and_repeats(cube: bool) -> None:
     td = random_ad_agent(2)
-    kwargs = dict(games=12, seed=5, variant=AD, cube=cube, record=True)
+    kwargs = dict(games=12, seed=5, settings=PairSettings(variant=AD, cube=cube, record=True))
     r = play_pair(td, load_agent("heuristic"), **kwargs)
     again = play_pair(random_ad_agent(2), load_agent("heuristic"), **kwargs)
     assert r.games == 12 and (r.ppg, r.wins) == (again.ppg, again.wins)
@@ -158,8 +160,13 @@ def test_acey_deucey_tournament_replays_and_repeats(cube: bool) -> None:
 
 
 def test_acey_deucey_match_play() -> None:
-    r = play_pair(random_ad_agent(3), load_agent("random?seed=1"), games=4, seed=2,
-                  variant=AD, match_to=3, record=True)  # fmt: skip
+    r = play_pair(
+        random_ad_agent(3),
+        load_agent("random?seed=1"),
+        games=4,
+        seed=2,
+        settings=PairSettings(variant=AD, match_to=3, record=True),
+    )
     assert r.matches == 4
     by_match: dict[tuple[int, int], list] = {}
     for g in r.results:
@@ -175,13 +182,24 @@ def test_acey_deucey_match_play() -> None:
 
 @pytest.mark.parametrize("variant", ["nackgammon", "nackgammon-seed"])
 def test_nackgammon_tournaments_start_from_the_layout(variant: str) -> None:
-    r = play_pair(load_agent("heuristic"), load_agent("random"), games=20, seed=1,
-                  variant=variant, match_to=3, record=True)  # fmt: skip
+    r = play_pair(
+        load_agent("heuristic"),
+        load_agent("random"),
+        games=20,
+        seed=1,
+        settings=PairSettings(variant=variant, match_to=3, record=True),
+    )
     start = engine.Position.start(variant)
     firsts = [g.record["turns"][0] for g in r.results if g.record["score"] == [0, 0]]
     assert firsts and all(t["position_id"] == start.position_id() for t in firsts)
     assert r.match_win_rate > 0.8  # heuristic against random
-    money = play_pair(load_agent("td"), load_agent("heuristic"), games=40, seed=3, variant=variant)
+    money = play_pair(
+        load_agent("td"),
+        load_agent("heuristic"),
+        games=40,
+        seed=3,
+        settings=PairSettings(variant=variant),
+    )
     assert money.ppg > 0
 
 

@@ -35,15 +35,15 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        namespace, extras = super().parse_known_args(args, namespace)
+        parsed, extras = super().parse_known_args(args, namespace)
         for action in self._actions:
             if not extras or extras[0].startswith("-"):
                 break
             if action.option_strings or action.nargs != "?":
                 continue
-            if getattr(namespace, action.dest, None) is action.default:
-                setattr(namespace, action.dest, self._get_values(action, [extras.pop(0)]))
-        return namespace, extras
+            if getattr(parsed, action.dest, None) is action.default:
+                setattr(parsed, action.dest, self._get_values(action, [extras.pop(0)]))
+        return parsed, extras
 
 
 def cpu_count() -> int:

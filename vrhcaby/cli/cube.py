@@ -26,6 +26,7 @@ from vrhcaby.cli.hint import (
     read_position,
     read_rules,
 )
+from vrhcaby.equity.context import money_rule
 
 
 def register(subparsers) -> None:
@@ -42,7 +43,7 @@ def _analyse(args: argparse.Namespace) -> tuple[analysis.Evaluation, str, dict]:
     rules = read_rules(args, state)
     ctx = read_context(args, board, state, rules)
     agent = load_analysis_agent(args.agent)
-    beavers = rules.beavers and not ctx.match_to
+    beavers = money_rule(rules.beavers, match_to=ctx.match_to)
     ev = analysis.evaluate(
         agent, board, ctx, plies=args.plies, x=args.cube_efficiency, beavers=beavers
     )

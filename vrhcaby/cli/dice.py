@@ -25,6 +25,7 @@ from engine.sixdice import (
     parse_category,
     parse_dice,
 )
+from vrhcaby.play.stats import wilson_ci95
 from vrhcaby.sixdice.players import (
     MAX_BANK,
     DiceAgent,
@@ -166,13 +167,6 @@ def hint(args: argparse.Namespace, out: TextIO) -> int:
 # --- tournament ----------------------------------------------------------------------
 
 
-def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a win rate p over n games (a tie counts as a share)."""
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def tournament(args: argparse.Namespace, out: TextIO) -> int:
     if args.games < 1:
         raise ValueError("--games must be at least 1")
@@ -198,7 +192,7 @@ def tournament(args: argparse.Namespace, out: TextIO) -> int:
     for a, spec in enumerate(args.agents):
         w, t = wins[:, a], totals[:, a]
         ht = 1.96 * t.std(ddof=1) / np.sqrt(len(t)) if len(t) > 1 else float("nan")
-        lo, hi = wilson(float(w.mean()), len(w))
+        lo, hi = wilson_ci95(float(w.sum()), len(w))
         out.write(
             f"{spec:<24} {w.mean():8.1%} {f'[{lo:.1%}, {hi:.1%}]':>16} {t.mean():11.2f} {ht:6.2f}\n"
         )

@@ -16,7 +16,7 @@ import argparse
 import dataclasses
 import json
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
 def run_acey_deucey(args: argparse.Namespace) -> int:
     """`hint --variant acey-deucey`: whole turns ranked (`agents.turns_ad`)."""
     from agents.turns_ad import rank_turns_ad
-    from engine.acey_deucey import to_board_ad
+    from engine.acey_deucey import PlayAD, to_board_ad
     from vrhcaby.nn.encode import waiting_on_bar
 
     position, state = read_variant_position(args)
@@ -269,7 +269,7 @@ def run_acey_deucey(args: argparse.Namespace) -> int:
     kind = "cubeless" if args.cubeless else "cubeful"
     unit = "EMG" if ctx.match_to else "points per cube"
     print(f"Acey-deucey, whole turns. Equity: {kind}, {unit}; probabilities in % after the turn.")
-    if ranked[0].play.double is not None:
+    if cast(PlayAD, ranked[0].play).double is not None:
         print("A 1-2 turn: the 1 and the 2, then the double chosen and its play.")
     best = ranked[0].equity
     width = max(len(str(c.play)) for c in shown)
@@ -295,7 +295,7 @@ def hint_json_ad(candidates, dice: tuple[int, int], ctx: GameContext, cubeful: b
     parts (`first`: the roll's play, or the 1 and the 2; `double`: the double chosen, or
     null; `double_play`) with `extra_turn`, and `position_id` written `PID@X,O` from the
     view of the side that rolls next."""
-    doc = {
+    doc: dict[str, Any] = {
         "variant": "acey-deucey",
         "dice": list(dice),
         "cubeful": cubeful,
@@ -359,7 +359,6 @@ __all__ = [
     "hint_json",
     "load_analysis_agent",
     "money_json",
-    "parse_dice",
     "read_context",
     "read_position",
     "read_rules",

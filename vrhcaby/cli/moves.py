@@ -42,7 +42,9 @@ def read_position(text: str, variant: str = "standard") -> engine.Position:
 def _acey_deucey_answer(position: engine.Position, dice: tuple[int, int]) -> dict:
     """Acey-deucey plays of a position; each move says whether it earns the extra roll.
     Positions are written `PositionID@X,O` (X waiting on roll, O not)."""
-    plays = engine.legal_plays_ad(position, dice)
+    from engine.acey_deucey import legal_plays_ad  # numba: loaded on first use
+
+    plays = legal_plays_ad(position, dice)
     return {
         "position_id": waiting_id(position),
         "dice": list(dice),
@@ -64,7 +66,9 @@ def _notation(path: tuple[tuple[int, int, int], ...]) -> str:
 
 
 def _answers(boards: np.ndarray, dice: np.ndarray) -> list[dict]:
-    after, parent, steps = engine.batch_afterstates_with_steps(boards, dice)
+    from engine.movegen import batch_afterstates_with_steps  # numba: loaded on first use
+
+    after, parent, steps = batch_afterstates_with_steps(boards, dice)
     out = [
         {"position_id": pid, "dice": [int(d[0]), int(d[1])], "moves": []}
         for pid, d in zip(position_ids(boards), dice, strict=True)

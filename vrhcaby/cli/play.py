@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 
@@ -32,7 +32,9 @@ from agents.base import GameContext
 from vrhcaby import analysis
 from vrhcaby.cli.common import MoneyRules, add_money_rules_arguments, money_rules
 from vrhcaby.cli.hint import load_analysis_agent
+from vrhcaby.equity.context import money_rule
 from vrhcaby.io.board_text import draw
+from vrhcaby.play.match import MatchScore
 
 HUMAN, BOT = 0, 1
 RESULT = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
@@ -68,13 +70,13 @@ class Session:
         self.match_to = match_to
         self.rng = np.random.default_rng(seed)
         self.cube_enabled = cube
-        self.jacoby = jacoby and not match_to
-        self.beavers = beavers and not match_to
+        #: The Jacoby rule as asked; `context` keeps it only where it is in force.
+        self.jacoby = jacoby
+        self.beavers = money_rule(beavers, cube_enabled=cube, match_to=match_to)
         self.inp = inp or sys.stdin
         self.out = out or sys.stdout
-        self.score = [0, 0]
-        self.crawford = False
-        self.crawford_done = False
+        #: The score (money play: the points won so far) and, in a match, its Crawford game.
+        self.match = MatchScore(match_to)
         self.cube_value, self.owner = 1, -1
 
     # --- input and output ----------------------------------------------------------
@@ -108,26 +110,29 @@ class Session:
         return draw(pos.board, None, pos.waiting if self.acey_deucey else None)
 
     def context(self, side: int) -> GameContext:
-        owner = "centre" if self.owner < 0 else "me" if self.owner == side else "opponent"
-        return GameContext(
+        """The cube and match from the view of `side` (without beavers: the bot's cube
+        decisions here do not weigh a beaver)."""
+        return GameContext.of_side(
+            side,
             cube_value=self.cube_value,
-            cube_owner=owner,  # type: ignore[arg-type]
+            cube_owner=self.owner,
+            score=(self.match.score[0], self.match.score[1]),
             cube_enabled=self.cube_enabled,
             match_to=self.match_to,
-            score=(self.score[side], self.score[1 - side]),
-            crawford=self.crawford,
+            crawford=self.match.crawford,
             jacoby=self.jacoby,
         )
 
     def status(self) -> str:
         owner = {-1: "centred", HUMAN: "yours", BOT: "the bot's"}[self.owner]
         cube = f"cube {self.cube_value} ({owner})" if self.cube_enabled else "no cube"
+        you, bot = self.match.score
         if not self.match_to:
             rules = MoneyRules(self.jacoby, self.beavers).describe() if self.cube_enabled else ""
             rules = f" ({rules})" if rules else ""
-            return f"Money play{rules}, you {self.score[0]} - bot {self.score[1]}; {cube}"
-        tag = " (Crawford game)" if self.crawford else ""
-        return f"Match to {self.match_to}: you {self.score[0]} - bot {self.score[1]}{tag}; {cube}"
+            return f"Money play{rules}, you {you} - bot {bot}; {cube}"
+        tag = " (Crawford game)" if self.match.crawford else ""
+        return f"Match to {self.match_to}: you {you} - bot {bot}{tag}; {cube}"
 
     # --- the session -----------------------------------------------------------------
 
@@ -135,17 +140,15 @@ class Session:
         try:
             while True:
                 winner, points = self.play_game()
-                self.score[winner] += points
+                self.match.add(points, winner)
                 who = "You win" if winner == HUMAN else "The bot wins"
                 self.say(f"{who} {points} point{'s' if points > 1 else ''}. {self.status()}")
                 if self.match_to:
-                    if max(self.score) >= self.match_to:
-                        won = self.score[HUMAN] >= self.match_to
+                    if self.match.over:
+                        won = self.match.winner == HUMAN
                         self.say("You win the match!" if won else "The bot wins the match.")
                         return 0
-                    if self.crawford:
-                        self.crawford_done = True
-                    self.crawford = not self.crawford_done and self.match_to - 1 in self.score
+                    self.match.next_game()
                 elif self.ask("Another game? [y/n] ").lower().startswith("n"):
                     return 0
         except Quit:
@@ -168,15 +171,17 @@ class Session:
                     ended = self.before_roll(side, board)
                     if ended is not None:
                         return ended
-                dice = tuple(int(d) for d in engine.roll_dice(self.rng, 1)[0])
+                roll = engine.roll_dice(self.rng, 1)[0]
+                dice = (int(roll[0]), int(roll[1]))
             first = False
             if self.acey_deucey:
-                ended = self.move_ad(side, board, dice)
+                turn = self.move_ad(side, board, dice)
             else:
-                ended = self.move(side, board, dice)
-            if isinstance(ended, tuple) and isinstance(ended[0], int):
-                return ended
-            board, again = ended if self.acey_deucey else (ended, False)
+                moved = self.move(side, board, dice)
+                turn = moved if isinstance(moved, tuple) else (moved, False)
+            if isinstance(turn[0], int):  # the game is over: (winner, points)
+                return cast(tuple[int, int], turn)
+            board, again = cast(tuple[np.ndarray, bool], turn)
             if again:
                 who = "You roll" if side == HUMAN else "The bot rolls"
                 self.say(f"{who} again (the 1-2 bonus double went all four times).")
@@ -184,9 +189,9 @@ class Session:
             board = board[::-1].copy()
             side = 1 - side
 
-    def end_value(self, value: int) -> int:
-        counted = 1 if self.jacoby and self.cube_value == 1 else value
-        return counted * self.cube_value
+    def end_value(self, side: int, value: int) -> int:
+        """The points `side` wins by a game won by `value` (1-3) on the cube."""
+        return self.context(side).game_points(value)
 
     # --- before the roll: resignations and the cube ------------------------------------
 
@@ -304,7 +309,7 @@ class Session:
             play = picked
         value = int(engine.game_value(play.position.board[None])[0])
         if value:
-            return side, self.end_value(value)
+            return side, self.end_value(side, value)
         return play.position.board
 
     def human_play(
@@ -361,7 +366,7 @@ class Session:
             after, again = turn  # type: ignore[misc]
         value = int(turns_ad.game_value(after))
         if value:
-            return side, self.end_value(value)
+            return side, self.end_value(side, value)
         return after, again
 
     def human_turn_ad(self, position: engine.Position, dice: tuple[int, int]):

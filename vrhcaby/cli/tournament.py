@@ -24,7 +24,13 @@ from vrhcaby.io import matchfile
 from vrhcaby.io.plot import heatmap_svg
 from vrhcaby.nn import checkpoint
 from vrhcaby.play.stats import bradley_terry_elo
-from vrhcaby.play.tournament import PairResult, Settings, check_agents, cubeless_agents, play_pair
+from vrhcaby.play.tournament import (
+    PairResult,
+    PairSettings,
+    check_agents,
+    cubeless_agents,
+    play_pair,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,7 +120,7 @@ def _check(args: argparse.Namespace) -> list:
 
         check_backend(args.backend)
     agents = [load_agent(spec) for spec in args.agents]
-    check_agents(agents, Settings(variant=args.variant))
+    check_agents(agents, PairSettings(variant=args.variant))
     return agents
 
 
@@ -211,6 +217,15 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
     games are saved (`--out`) before the next pair starts."""
     pairs: list[PairResult] = []
     records: list[dict] = []
+    settings = PairSettings(
+        variant=args.variant,
+        match_to=args.match_to,
+        cube=args.cube,
+        jacoby=args.jacoby,
+        mirrored=args.mirror,
+        record=args.out is not None,
+        beavers=args.beavers,
+    )
     for k, (i, j) in enumerate(itertools.combinations(range(len(agents)), 2)):
         try:
             pair = play_pair(
@@ -218,16 +233,10 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
                 agents[j],
                 games=args.games,
                 seed=args.seed,
-                variant=args.variant,
+                settings=settings,
                 jobs=args.jobs,
                 backend=args.backend,
                 workers=args.workers,
-                cube=args.cube,
-                match_to=args.match_to,
-                jacoby=args.jacoby and args.cube and not args.match_to,
-                beavers=args.beavers and args.cube and not args.match_to,
-                mirrored=args.mirror,
-                record=args.out is not None,
                 progress=not args.no_progress and not args.json and sys.stderr.isatty(),
             )
         except KeyboardInterrupt:  # outside the games (their results are kept): none kept

@@ -1,7 +1,10 @@
 """The game context: the cube and the match, from the view of the side asked.
 
 Every decision (an agent's double, take and resignation; a hint; a rollout's cube) is
-taken in a `GameContext`; `MONEY` is money play with a centred cube.
+taken in a `GameContext`; `MONEY` is money play with a centred cube. Whoever tracks a
+game by seat (a tournament, `vrhcaby play`, a Match ID, a FIBS board) makes the context of
+one side with `GameContext.of_side`, and `money_rule` is the one place that says where
+the Jacoby rule and beavers exist: money play with the cube in play.
 """
 
 from __future__ import annotations
@@ -15,6 +18,16 @@ import engine
 from vrhcaby.equity import met
 
 CubeOwner = Literal["centre", "me", "opponent"]
+#: The cube's owner seen by the other side.
+_FLIPPED: dict[CubeOwner, CubeOwner] = {"centre": "centre", "me": "opponent", "opponent": "me"}
+
+
+def money_rule(rule: bool, *, cube_enabled: bool = True, match_to: int = 0) -> bool:
+    """Whether a money-play rule that is switched on (the Jacoby rule, beavers) is in
+    force: only in money play with the cube in play (without a cube, or in a match,
+    gammons count and no one is doubled)."""
+    return rule and cube_enabled and not match_to
+
 
 @dataclass(frozen=True)
 class GameContext:
@@ -40,9 +53,49 @@ class GameContext:
     #: the cube), so a double is judged against that answer.
     beavers: bool = False
 
+    @classmethod
+    def of_side(
+        cls,
+        side: int,
+        *,
+        cube_value: int = 1,
+        cube_owner: int = -1,
+        score: tuple[int, int] = (0, 0),
+        cube_enabled: bool = True,
+        match_to: int = 0,
+        crawford: bool = False,
+        jacoby: bool = False,
+        beavers: bool = False,
+        max_cube: int = 64,
+    ) -> GameContext:
+        """The context of seat `side` (0 or 1) of a game told by seat: `cube_owner` the
+        seat that owns the cube (-1 centred), `score` the points of seats 0 and 1. The
+        Jacoby rule and beavers are kept only where they are in force (`money_rule`)."""
+        owner: CubeOwner = (
+            "centre" if cube_owner < 0 else "me" if cube_owner == side else "opponent"
+        )
+        return cls(
+            cube_value=cube_value,
+            cube_owner=owner,
+            cube_enabled=cube_enabled,
+            max_cube=max_cube,
+            match_to=match_to,
+            score=(score[side], score[1 - side]),
+            crawford=crawford,
+            jacoby=money_rule(jacoby, cube_enabled=cube_enabled, match_to=match_to),
+            beavers=money_rule(beavers, cube_enabled=cube_enabled, match_to=match_to),
+        )
+
+    def game_points(self, value: int) -> int:
+        """The points a game won by `value` (1 single, 2 gammon, 3 backgammon) scores on
+        this cube: under the Jacoby rule a gammon or backgammon on a centred cube counts
+        single."""
+        counted = 1 if self.jacoby and self.cube_owner == "centre" else value
+        return counted * self.cube_value
+
     def flip(self) -> GameContext:
         """The same context seen by the other side."""
-        owner: CubeOwner = {"centre": "centre", "me": "opponent", "opponent": "me"}[self.cube_owner]
+        owner = _FLIPPED[self.cube_owner]
         return replace(self, cube_owner=owner, score=(self.score[1], self.score[0]))
 
     def may_double(self) -> bool:
@@ -129,27 +182,28 @@ def context_for(
         if match_to is None:
             if crawford:
                 raise ValueError("the Crawford rule is for match play (give --match-to)")
-            return GameContext(jacoby=jacoby, max_cube=max_cube)
+            return GameContext.of_side(0, jacoby=jacoby, max_cube=max_cube)
         score = score or (0, 0)
         _check_match(match_to, score, crawford)
-        return GameContext(match_to=match_to, score=score, crawford=crawford, max_cube=max_cube)
+        return GameContext.of_side(
+            0, match_to=match_to, score=score, crawford=crawford, max_cube=max_cube
+        )
     if state.game_state != engine.GameState.PLAYING:
         raise ValueError(
             f"the Match ID says the game is {state.game_state.name.lower()}, not being played"
         )
-    me = state.dice_owner
-    owner = "centre" if state.cube_owner < 0 else "me" if state.cube_owner == me else "opponent"
-    mine, theirs = state.score[me], state.score[1 - me]
+    ctx = GameContext.of_side(
+        state.dice_owner,
+        cube_value=state.cube_value,
+        cube_owner=state.cube_owner,
+        score=state.score,
+        match_to=state.match_length,
+        crawford=state.crawford,
+        jacoby=state.jacoby,
+        max_cube=max(max_cube, state.cube_value),
+    )
     if state.match_length:
-        _check_match(state.match_length, (mine, theirs), state.crawford)
+        _check_match(state.match_length, ctx.score, state.crawford)
         if state.cube_value > max_cube:
             raise ValueError(f"the cube {state.cube_value} is beyond the limit {max_cube}")
-    return GameContext(
-        cube_value=state.cube_value,
-        cube_owner=owner,
-        max_cube=max(max_cube, state.cube_value),
-        match_to=state.match_length,
-        score=(mine, theirs),
-        crawford=state.crawford,
-        jacoby=state.jacoby and not state.match_length,
-    )
+    return ctx

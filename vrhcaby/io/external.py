@@ -174,14 +174,14 @@ def parse_fibs_board(
         board = board[::-1].copy()
         score, opp_score = opp_score, score
         may_double, opp_may_double = opp_may_double, may_double
-    owner = "centre"
+    owner = -1  # the seat owning the cube: 0 the side analysed, 1 its opponent
     if bool(may_double) != bool(opp_may_double):
-        owner = "me" if may_double else "opponent"
+        owner = 0 if may_double else 1
     crawford = False
     if match_to and 1 in (match_to - score, match_to - opp_score):
         crawford = crawford_rule and not (non_crawford or post_crawford)
     if crawford or was_doubled:
-        owner = "centre"
+        owner = -1
     if match_to and max(score, opp_score) >= match_to:
         raise ValueError(f"FIBS board: impossible score {score}-{opp_score} to {match_to}")
     if match_to > KAZAROSS_XG2.length:
@@ -195,13 +195,14 @@ def parse_fibs_board(
         raise ValueError("FIBS board: no double in the Crawford game, yet the cube was turned")
     if (dice[0] == 0) != (dice[1] == 0):
         raise ValueError(f"FIBS board: one die rolled and not the other ({dice[0]}, {dice[1]})")
-    context = GameContext(
+    context = GameContext.of_side(
+        0,
         cube_value=cube_value,
-        cube_owner=owner,  # type: ignore[arg-type]
-        match_to=match_to,
+        cube_owner=owner,
         score=(score, opp_score),
+        match_to=match_to,
         crawford=crawford,
-        jacoby=jacoby and not match_to,
+        jacoby=jacoby,
         max_cube=max(64, cube_value),
     )
     return FibsBoard(board, dice, context, bool(was_doubled))
@@ -557,7 +558,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
                     self._skip_line()
                     lines += 1
-                    reply: str | None = f"Error: line longer than {MAX_LINE} bytes"
+                    reply = f"Error: line longer than {MAX_LINE} bytes"
                 else:
                     # gnubg ends each request with a newline and a NUL byte, which then
                     # starts the next line: NULs are not part of any command.
@@ -568,10 +569,11 @@ class _Handler(socketserver.StreamRequestHandler):
                         break  # the client's last NUL, or trailing blanks, before it closed
                     lines += 1
                     with self.server.lock:
-                        reply = session.respond(line)
-                    log.debug("%s: %s -> %s", peer, quote(line.strip(), 200), quote(str(reply)))
-                    if reply is None:
+                        answer = session.respond(line)
+                    log.debug("%s: %s -> %s", peer, quote(line.strip(), 200), quote(str(answer)))
+                    if answer is None:
                         break
+                    reply = answer
                 if reply.startswith("Error"):
                     log.warning("%s: %s (line %d)", peer, reply, lines)
                 self.wfile.write((reply + "\n").encode())

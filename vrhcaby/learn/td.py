@@ -608,7 +608,7 @@ class Backgammon:
         """Cubeless money games of the 0-ply player against each opponent."""
         from agents import load_agent
         from agents.td import TDAgent
-        from vrhcaby.play.tournament import play_pair
+        from vrhcaby.play.tournament import PairSettings, play_pair
 
         evaluator = Evaluator(self.net, weights_from_model(model), self.variant, run)
         # Cubeless evaluation: no cube, and no resignations that would cut games short.
@@ -620,8 +620,7 @@ class Backgammon:
                 load_agent(spec),
                 games=config.games,
                 seed=config.seed,
-                variant=self.variant,
-                cube=False,
+                settings=PairSettings(variant=self.variant, cube=False),
             )
             results[spec] = {"ppg": r.ppg, "ci95": list(r.ci95), "games": r.games}
         if config.judge_games:

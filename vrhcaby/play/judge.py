@@ -129,9 +129,11 @@ def recorded_positions(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Boards (side on roll in row 1) and rolls of every turn of `games` cubeless money
     games of `agent` against `opponent` (mirrored dice, `seed`), and the games played."""
-    from vrhcaby.play.tournament import play_pair
+    from vrhcaby.play.tournament import PairSettings, play_pair
 
-    pair = play_pair(agent, opponent, games=games, seed=seed, cube=False, record=True)
+    pair = play_pair(
+        agent, opponent, games=games, seed=seed, settings=PairSettings(cube=False, record=True)
+    )
     boards, dice = [], []
     for result in pair.results:
         for turn in (result.record or {}).get("turns", []):

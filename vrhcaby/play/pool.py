@@ -41,6 +41,13 @@ _PRELOAD = ["agents", "agents.td", "vrhcaby.play.rollout", "vrhcaby.play.tournam
 _END = object()  # no more tasks (None may be a task)
 
 
+def chunks(total: int, size: int) -> Iterator[range]:
+    """`range(total)` cut into consecutive ranges of `size` (the last may be shorter): the
+    units of work, and of seeding, that the workers and Ray are handed."""
+    for lo in range(0, total, size):
+        yield range(lo, min(lo + size, total))
+
+
 def caused_by_interrupt(exc: BaseException) -> bool:
     """Whether `exc` is a KeyboardInterrupt or came from one. A Ctrl-C (or a SIGTERM that
     `StopSignals` turns into one) raised while numba unpickles a compiled function's

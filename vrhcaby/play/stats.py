@@ -21,15 +21,16 @@ def mean_ci95(samples: np.ndarray) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
-def wilson_ci95(wins: int, n: int) -> tuple[float, float]:
-    """Wilson score 95% interval of a success rate."""
+def wilson_ci95(wins: float, n: int) -> tuple[float, float]:
+    """Wilson score 95% interval of a success rate: `wins` of `n` (a shared win, a tie,
+    counts as its share), kept within [0, 1]; NaN for no trials."""
     if n == 0:
         return math.nan, math.nan
     p = wins / n
     z2 = Z95 * Z95
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return centre - half, centre + half
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def bradley_terry_elo(wins: np.ndarray, iterations: int = 2000) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ sample is a mirrored pair of matches and its points per game is the net points o
 games of both. Agents that pick plays in batches (`choose_boards`) are asked once per turn
 for all games where they are on roll; the others move one game at a time. With the cube or
 a match, a cube-aware td agent gets each game's `GameContext` with its boards and ranks
-plays by cubeful equity. In money play with the cube and `Settings.beavers`, a doubled
+plays by cubeful equity. In money play with the cube and `PairSettings.beavers`, a doubled
 agent that knows beavers (`beaver_decision`: td, gnubg) may beaver, as GNU Backgammon
 plays by default; a game record writes it as a "beaver" action with the new cube.
 
@@ -23,14 +23,15 @@ resignation offers come only before a turn's first roll.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 import engine
 from agents.base import GameContext, play_reaching, play_reaching_ad
-from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt
+from vrhcaby.play.match import MatchScore
+from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt, chunks
 from vrhcaby.play.stats import mean_ci95, nan_to_none, wilson_ci95
 
 #: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
@@ -39,24 +40,20 @@ MAX_TURNS = 10_000
 
 
 @dataclass(frozen=True)
-class Settings:
+class PairSettings:
     """How the games of a pair are played."""
 
     variant: str = "standard"
     match_to: int = 0
     cube: bool = True
+    #: Money play with the cube: gammons count single on a centred cube (the Jacoby rule);
+    #: ignored where it does not exist (`vrhcaby.equity.context.money_rule`).
     jacoby: bool = False
     mirrored: bool = True
     record: bool = False
     #: Money play with the cube: a side doubled may beaver, if its agent knows how
     #: (`beaver_decision`); never in match play.
     beavers: bool = False
-
-    @property
-    def jacoby_in_force(self) -> bool:
-        """Whether gammons count single on a centred cube: the Jacoby rule, which exists
-        only in money play with the cube (without a cube, or in a match, they count)."""
-        return self.jacoby and self.cube and not self.match_to
 
 
 @dataclass
@@ -112,7 +109,7 @@ class PairResult:
         return nan_to_none(d)
 
 
-def check_agents(agents, settings: Settings) -> None:
+def check_agents(agents, settings: PairSettings) -> None:
     """ValueError, before any game, if an agent cannot play the variant."""
     engine.get_variant(settings.variant)
     for agent in agents:
@@ -120,7 +117,7 @@ def check_agents(agents, settings: Settings) -> None:
             raise ValueError(f"agent {agent.name!r} cannot play variant {settings.variant!r}")
 
 
-class _Dice:
+class _DiceStreams:
     """Per-sample dice streams, extended in fixed chunks so they replay exactly."""
 
     def __init__(self, seeds: list[int]) -> None:
@@ -132,6 +129,182 @@ class _Dice:
             more = np.stack([engine.roll_dice(r, 256) for r in self.rngs])
             self.rolls = np.concatenate([self.rolls, more], axis=1)
         return self.rolls[sample, turn]
+
+
+@dataclass(frozen=True)
+class _Move:
+    """A recorded turn: `seat` played `dice` from `before` (its side on roll in row 1) to
+    `after`, and whether it rolls again (acey-deucey)."""
+
+    seat: int
+    dice: tuple[int, int]
+    before: np.ndarray
+    after: np.ndarray
+    again: bool
+
+
+#: A recorded cube or resignation action: ("double" | "beaver", seat, new cube),
+#: ("take" | "drop", seat) or ("resign", seat, value).
+_Action = tuple
+
+
+@dataclass(frozen=True)
+class _Games:
+    """The games `play_chunk` advances in lockstep: one row of each array per game,
+    updated in place. Game `2 * k + c` of a mirrored chunk is copy `c` of its `k`-th
+    sample (copy 0: A in seat 0; copy 1: B in seat 0)."""
+
+    agents: tuple
+    settings: PairSettings
+    #: The global sample numbers of the chunk.
+    samples: range
+    dice: _DiceStreams
+    #: The index into `samples` of each game's sample, and which copy of it it is.
+    sample: np.ndarray
+    copy: np.ndarray
+    a_seat: np.ndarray
+    boards: np.ndarray
+    on_roll: np.ndarray
+    cube: np.ndarray
+    #: The seat that owns the cube, -1 while it is centred.
+    owner: np.ndarray
+    #: Turns played in the current game.
+    ply: np.ndarray
+    #: Each game's next roll in its sample's dice stream.
+    turn: np.ndarray
+    #: The opening roll, played by the side it put on roll.
+    pending: np.ndarray
+    #: Whether the game (money) or match is still being played.
+    active: np.ndarray
+    #: Whether the side on roll is about to roll an extra roll (acey-deucey).
+    extra: np.ndarray
+    #: Each game's match (money games keep the score 0-0).
+    matches: list[MatchScore]
+    #: The recorded turns and actions of each game being played (`PairSettings.record`).
+    events: list[list[_Move | _Action]]
+    #: The finished games, in finishing order.
+    results: list[GameResult]
+    #: The variant's starting board and what the mover of each afterstate has won.
+    start_board: np.ndarray
+    game_value: Callable[[np.ndarray], np.ndarray]
+    on_result: Callable[[GameResult], None] | None = None
+    acey_deucey: bool = False
+
+    @classmethod
+    def new(
+        cls,
+        agents: tuple,
+        samples: range,
+        seed: int,
+        settings: PairSettings,
+        on_result: Callable[[GameResult], None] | None = None,
+    ) -> _Games:
+        """The games of `samples` at their starting position, before the opening roll."""
+        copies = 2 if settings.mirrored else 1
+        n = len(samples) * copies
+        copy = np.tile(np.arange(copies), len(samples))
+        start = _start_board(settings.variant)
+        return cls(
+            agents,
+            settings,
+            samples,
+            dice=_DiceStreams([seed * 1_000_003 + s for s in samples]),
+            sample=np.repeat(np.arange(len(samples)), copies),
+            copy=copy,
+            a_seat=copy.copy(),
+            boards=np.repeat(start[None], n, axis=0),
+            on_roll=np.zeros(n, dtype=np.int64),
+            cube=np.ones(n, dtype=np.int64),
+            owner=np.full(n, -1, dtype=np.int64),
+            ply=np.zeros(n, dtype=np.int64),
+            turn=np.zeros(n, dtype=np.int64),
+            pending=np.zeros((n, 2), dtype=np.int64),
+            active=np.ones(n, dtype=bool),
+            extra=np.zeros(n, dtype=bool),
+            matches=[MatchScore(settings.match_to) for _ in range(n)],
+            events=[[] for _ in range(n)],
+            results=[],
+            start_board=start,
+            game_value=_game_value(settings.variant),
+            on_result=on_result,
+            acey_deucey=engine.get_variant(settings.variant).enter_from_start,
+        )
+
+    def position(self, i: int) -> engine.Position:
+        """The position of game `i`, the side on roll in row 1 (waiting checkers kept)."""
+        if self.acey_deucey:
+            from engine.acey_deucey import position_from_board_ad
+
+            return position_from_board_ad(self.boards[i])
+        return engine.Position(self.boards[i])
+
+    def seated(self, i: int) -> tuple:
+        """(the agent on roll in game `i`, its opponent)."""
+        if self.on_roll[i] == self.a_seat[i]:
+            return self.agents[0], self.agents[1]
+        return self.agents[1], self.agents[0]
+
+    def context(self, i: int) -> GameContext:
+        """The cube and match of game `i` from the view of the side on roll."""
+        s = self.settings
+        match = self.matches[i]
+        return GameContext.of_side(
+            int(self.on_roll[i]),
+            cube_value=int(self.cube[i]),
+            cube_owner=int(self.owner[i]),
+            score=(match.score[0], match.score[1]),
+            cube_enabled=s.cube,
+            match_to=s.match_to,
+            crawford=match.crawford,
+            jacoby=s.jacoby,
+            beavers=s.beavers,
+        )
+
+    def opening(self, idx: np.ndarray) -> None:
+        """The opening rolls of games `idx`: rolled until the dice differ; the higher die's
+        side is on roll, the roll pending for it."""
+        while len(idx):
+            d = self.dice.get(self.sample[idx], self.turn[idx])
+            tie = d[:, 0] == d[:, 1]
+            first = idx[~tie]
+            dd = d[~tie]
+            self.on_roll[first] = (dd[:, 1] > dd[:, 0]).astype(np.int64)
+            self.pending[first] = np.sort(dd, axis=1)[:, ::-1]
+            self.turn[first] += 1
+            self.turn[idx[tie]] += 1
+            idx = idx[tie]
+
+    def finish(self, i: int, winner: int, value: int, points: int) -> None:
+        """Game `i` is over: seat `winner` won `value` (1-3) for `points`. A match goes on
+        with a new game, opening roll included."""
+        s = self.settings
+        match = self.matches[i]
+        res = GameResult(
+            sample=int(self.samples[self.sample[i]]),
+            copy=int(self.copy[i]),
+            a_seat=int(self.a_seat[i]),
+            winner=winner,
+            value=value,
+            cube=int(self.cube[i]),
+            points=points,
+        )
+        if s.record:
+            res.record = _record(self.events[i], s, res, (match.score[0], match.score[1]))
+        self.events[i] = []
+        if s.match_to:
+            match.after_game(points, winner)
+            if match.over:
+                res.match_winner = winner
+                self.active[i] = False
+            else:
+                self.boards[i] = self.start_board
+                self.cube[i], self.owner[i], self.ply[i], self.extra[i] = 1, -1, 0, False
+                self.opening(np.array([i]))
+        else:
+            self.active[i] = False
+        self.results.append(res)
+        if self.on_result:
+            self.on_result(res)
 
 
 def _choose(
@@ -168,137 +341,63 @@ def play_chunk(
     agents: tuple,
     samples: range,
     seed: int,
-    settings: Settings,
+    settings: PairSettings,
     on_result: Callable[[GameResult], None] | None = None,
 ) -> list[GameResult]:
     """Play the mirrored samples `samples` of a pair in lockstep; results in finishing order."""
     for i, agent in enumerate(agents):
         if hasattr(agent, "reseed"):
             agent.reseed(int(np.random.SeedSequence([seed, samples.start, i]).generate_state(1)[0]))
-    copies = 2 if settings.mirrored else 1
-    n = len(samples) * copies
-    sample = np.repeat(np.arange(len(samples)), copies)
-    copy = np.tile(np.arange(copies), len(samples))
-    a_seat = copy.copy()  # copy 0: A in seat 0; copy 1: B in seat 0
-    dice_streams = _Dice([seed * 1_000_003 + s for s in samples])
-    acey_deucey = engine.get_variant(settings.variant).enter_from_start
-    start = _start_board(settings.variant)
-    game_value = _game_value(settings.variant)
-    boards = np.repeat(start[None], n, axis=0)
-    turn = np.zeros(n, dtype=np.int64)  # index into the sample's dice stream
-    ply = np.zeros(n, dtype=np.int64)  # turns played in the current game
-    on_roll = np.zeros(n, dtype=np.int64)
-    cube = np.ones(n, dtype=np.int64)
-    owner = np.full(n, -1, dtype=np.int64)
-    score = np.zeros((n, 2), dtype=np.int64)
-    crawford = np.zeros(n, dtype=bool)
-    crawford_done = np.zeros(n, dtype=bool)
-    active = np.ones(n, dtype=bool)
-    pending = np.zeros((n, 2), dtype=np.int64)
-    extra = np.zeros(n, dtype=bool)  # the side on roll rolls again (acey-deucey)
-    events: list[list] = [[] for _ in range(n)]
-    results: list[GameResult] = []
-    games = _Games(
-        agents, settings, boards=boards, on_roll=on_roll, a_seat=a_seat, cube=cube,
-        owner=owner, ply=ply, score=score, crawford=crawford, events=events, extra=extra,
-        acey_deucey=acey_deucey,
-    )  # fmt: skip
-
-    def opening(idx: np.ndarray) -> None:
-        while len(idx):
-            d = dice_streams.get(sample[idx], turn[idx])
-            tie = d[:, 0] == d[:, 1]
-            first = idx[~tie]
-            dd = d[~tie]
-            on_roll[first] = (dd[:, 1] > dd[:, 0]).astype(np.int64)
-            pending[first] = np.sort(dd, axis=1)[:, ::-1]
-            turn[first] += 1
-            turn[idx[tie]] += 1
-            idx = idx[tie]
-
-    def finish(i: int, winner: int, value: int, points: int) -> None:
-        res = GameResult(
-            int(samples[sample[i]]),
-            int(copy[i]),
-            int(a_seat[i]),
-            winner,
-            value,
-            int(cube[i]),
-            points,
-        )
-        if settings.record:
-            res.record = _record(
-                events[i],
-                settings,
-                int(cube[i]),
-                winner,
-                value,
-                points,
-                tuple(int(s) for s in score[i]),
-            )
-        events[i] = []
-        if settings.match_to:
-            score[i, winner] += points
-            if score[i, winner] >= settings.match_to:
-                res.match_winner = winner
-                active[i] = False
-            else:
-                if crawford[i]:
-                    crawford_done[i] = True
-                crawford[i] = (not crawford_done[i]) and (score[i] == settings.match_to - 1).any()
-                boards[i] = start
-                cube[i], owner[i], ply[i], extra[i] = 1, -1, 0, False
-                opening(np.array([i]))
-        else:
-            active[i] = False
-        results.append(res)
-        if on_result:
-            on_result(res)
-
-    opening(np.arange(n))
+    games = _Games.new(agents, samples, seed, settings, on_result)
+    games.opening(np.arange(len(games.boards)))
+    cube_play = any(a.cube_aware for a in agents)  # the others never double nor resign
     for _ in range(MAX_TURNS * 4):
-        idx = np.flatnonzero(active)
+        idx = np.flatnonzero(games.active)
         if not len(idx):
-            return results
-        if any(a.cube_aware for a in agents):  # the others never double nor resign
-            idx = _cube_phase(games, idx, finish)
-        later = ply[idx] > 0
-        d = pending[idx].copy()
-        if later.any():
-            d[later] = dice_streams.get(sample[idx[later]], turn[idx[later]])
-            turn[idx[later]] += 1
-        mover_is_a = on_roll[idx] == a_seat[idx]
-        new = boards[idx].copy()
-        again = np.zeros(len(idx), dtype=bool)
-        for agent, mask in ((agents[0], mover_is_a), (agents[1], ~mover_is_a)):
-            if mask.any():
-                new[mask], again[mask] = _choose(agent, games, idx[mask], d[mask])
-        if settings.record:
-            for j, i in enumerate(idx):
-                events[i].append(
-                    (
-                        "move",
-                        int(on_roll[i]),
-                        tuple(int(x) for x in d[j]),
-                        boards[i].copy(),
-                        new[j].copy(),
-                        bool(again[j]),
-                    )
-                )
-        value = game_value(new)
-        for j in np.flatnonzero(value > 0):
-            i = idx[j]
-            boards[i] = new[j]
-            v = int(value[j])
-            counted = 1 if settings.jacoby_in_force and cube[i] == 1 else v
-            finish(i, int(on_roll[i]), v, counted * int(cube[i]))
-        go = value == 0
-        stay = go & again  # an extra roll: the same side, the board not turned
-        boards[idx[go]] = np.where(again[go, None, None], new[go], new[go][:, ::-1])
-        on_roll[idx[go & ~again]] ^= 1
-        extra[idx[go]] = stay[go]
-        ply[idx[go]] += 1
+            return games.results
+        if cube_play:
+            idx = _cube_phase(games, idx, games.finish)
+        _play_turns(games, idx)
     raise RuntimeError(f"games did not end within {MAX_TURNS} turns")
+
+
+def _play_turns(games: _Games, idx: np.ndarray) -> None:
+    """Games `idx` roll (the opening roll is pending) and play; games that end finish,
+    the others pass the dice (or, rolling again, keep them)."""
+    later = games.ply[idx] > 0
+    d = games.pending[idx].copy()
+    if later.any():
+        d[later] = games.dice.get(games.sample[idx[later]], games.turn[idx[later]])
+        games.turn[idx[later]] += 1
+    mover_is_a = games.on_roll[idx] == games.a_seat[idx]
+    new = games.boards[idx].copy()
+    again = np.zeros(len(idx), dtype=bool)
+    for agent, mask in ((games.agents[0], mover_is_a), (games.agents[1], ~mover_is_a)):
+        if mask.any():
+            new[mask], again[mask] = _choose(agent, games, idx[mask], d[mask])
+    if games.settings.record:
+        for j, i in enumerate(idx):
+            games.events[i].append(
+                _Move(
+                    int(games.on_roll[i]),
+                    (int(d[j, 0]), int(d[j, 1])),
+                    games.boards[i].copy(),
+                    new[j].copy(),
+                    bool(again[j]),
+                )
+            )
+    value = games.game_value(new)
+    for k in np.flatnonzero(value > 0):
+        g = int(idx[k])
+        games.boards[g] = new[k]
+        v = int(value[k])
+        games.finish(g, int(games.on_roll[g]), v, games.context(g).game_points(v))
+    go = value == 0
+    stay = go & again  # an extra roll: the same side, the board not turned
+    games.boards[idx[go]] = np.where(again[go, None, None], new[go], new[go][:, ::-1])
+    games.on_roll[idx[go & ~again]] ^= 1
+    games.extra[idx[go]] = stay[go]
+    games.ply[idx[go]] += 1
 
 
 def _start_board(variant: str) -> np.ndarray:
@@ -317,65 +416,6 @@ def _game_value(variant: str) -> Callable[[np.ndarray], np.ndarray]:
 
         return game_value_ad
     return engine.game_value
-
-
-@dataclass(frozen=True)
-class _Games:
-    """The state of the games `play_chunk` advances in lockstep: one row per game, the
-    arrays shared with it and updated in place."""
-
-    agents: tuple
-    settings: Settings
-    boards: np.ndarray
-    on_roll: np.ndarray
-    a_seat: np.ndarray
-    cube: np.ndarray
-    #: The seat that owns the cube, -1 while it is centred.
-    owner: np.ndarray
-    #: Turns played in the current game.
-    ply: np.ndarray
-    #: Match points won by each seat.
-    score: np.ndarray
-    crawford: np.ndarray
-    events: list[list]
-    #: Whether the side on roll is about to roll an extra roll (acey-deucey).
-    extra: np.ndarray
-    acey_deucey: bool = False
-
-    def position(self, i: int) -> engine.Position:
-        """The position of game `i`, the side on roll in row 1 (waiting checkers kept)."""
-        if self.acey_deucey:
-            from engine.acey_deucey import position_from_board_ad
-
-            return position_from_board_ad(self.boards[i])
-        return engine.Position(self.boards[i])
-
-    def seated(self, i: int) -> tuple:
-        """(the agent on roll in game `i`, its opponent)."""
-        if self.on_roll[i] == self.a_seat[i]:
-            return self.agents[0], self.agents[1]
-        return self.agents[1], self.agents[0]
-
-    def context(self, i: int) -> GameContext:
-        """The cube and match of game `i` from the view of the side on roll."""
-        seat = int(self.on_roll[i])
-        owner = int(self.owner[i])
-        return GameContext(
-            cube_value=int(self.cube[i]),
-            cube_owner="centre" if owner < 0 else "me" if owner == seat else "opponent",
-            cube_enabled=self.settings.cube,
-            match_to=self.settings.match_to,
-            score=(int(self.score[i, seat]), int(self.score[i, 1 - seat])),
-            crawford=bool(self.crawford[i]),
-            jacoby=self.settings.jacoby_in_force,
-            beavers=self.beavers_allowed,
-        )
-
-    @property
-    def beavers_allowed(self) -> bool:
-        """Whether a side doubled may beaver: money play with the cube and beavers on."""
-        s = self.settings
-        return s.beavers and s.cube and not s.match_to
 
 
 def _cube_phase(
@@ -430,20 +470,14 @@ def _cube_phase(
 
 
 def _record(
-    events,
-    settings: Settings,
-    cube: int,
-    winner: int,
-    value: int,
-    points: int,
-    score: tuple[int, int],
+    events: list[_Move | _Action], settings: PairSettings, game: GameResult, score: tuple[int, int]
 ) -> dict:
-    """A finished game as a JSON-ready record; plays recovered as notation."""
+    """A finished game as a JSON-ready record (`score` the match's before it); plays
+    recovered as notation."""
     turns = []
     for ev in events:
-        if ev[0] == "move":
-            _, seat, dice, before, after, again = ev
-            turns.append(_move_record(settings.variant, seat, dice, before, after, again))
+        if isinstance(ev, _Move):
+            turns.append(_move_record(settings.variant, ev))
         elif ev[0] in ("double", "beaver"):
             turns.append({"player": ev[1], "action": ev[0], "cube": ev[2]})
         elif ev[0] in ("take", "drop"):
@@ -455,16 +489,14 @@ def _record(
         "match_to": settings.match_to,
         "score": list(score),
         "turns": turns,
-        "winner": winner,
-        "value": value,
-        "cube": cube,
-        "points": points,
+        "winner": game.winner,
+        "value": game.value,
+        "cube": game.cube,
+        "points": game.points,
     }
 
 
-def _move_record(
-    variant: str, seat: int, dice: tuple[int, int], before, after, again: bool
-) -> dict:
+def _move_record(variant: str, move: _Move) -> dict:
     """One turn of a recorded game: the play in notation, its steps and the position it
     was played from (acey-deucey: with the waiting checkers, and whether it rolls again)."""
     acey_deucey = engine.get_variant(variant).enter_from_start
@@ -472,26 +504,26 @@ def _move_record(
         from engine.acey_deucey import position_from_board_ad
         from engine.waiting import waiting_id
 
-        pos = position_from_board_ad(before)
+        pos = position_from_board_ad(move.before)
     else:
-        pos = engine.Position(before)
+        pos = engine.Position(move.before)
     text, steps = "", []
-    if not np.array_equal(before, after):
+    if not np.array_equal(move.before, move.after):
         if acey_deucey:
-            play = play_reaching_ad(pos, dice, after, again)
+            play = play_reaching_ad(pos, move.dice, move.after, move.again)
         else:
-            play = play_reaching(pos, dice, after)
+            play = play_reaching(pos, move.dice, move.after)
         text = str(play)
         steps = [[a, b, int(h)] for (a, b), h in zip(play.steps, play.hits, strict=True)]
     record = {
-        "player": seat,
-        "dice": list(dice),
+        "player": move.seat,
+        "dice": list(move.dice),
         "play": text,
         "steps": steps,
         "position_id": waiting_id(pos) if acey_deucey else pos.position_id(),
     }
     if acey_deucey:
-        record["extra_turn"] = again
+        record["extra_turn"] = move.again
     return record
 
 
@@ -501,7 +533,7 @@ class PairJob:
 
     agents: tuple
     seed: int
-    settings: Settings
+    settings: PairSettings
 
     def run(self, chunk: range) -> list[GameResult]:
         return play_chunk(self.agents, chunk, self.seed, self.settings)
@@ -511,18 +543,13 @@ def _worker_chunk(samples: range) -> list[GameResult]:
     return play_chunk(SHARED["agents"], samples, SHARED["seed"], SHARED["settings"])
 
 
-def _chunks(n_samples: int) -> Iterator[range]:
-    for lo in range(0, n_samples, CHUNK):
-        yield range(lo, min(lo + CHUNK, n_samples))
-
-
 def run_pair(
     agent_a,
     agent_b,
     *,
     samples: int,
     seed: int,
-    settings: Settings,
+    settings: PairSettings,
     jobs: int = 1,
     on_result: Callable[[GameResult], None] | None = None,
     backend: str = "local",
@@ -541,7 +568,7 @@ def run_pair(
         if on_result:
             on_result(r)
 
-    chunks = list(_chunks(samples))
+    parts = list(chunks(samples, CHUNK))
     if backend == "ray":
         from vrhcaby.play.ray import run_ray
 
@@ -550,18 +577,18 @@ def run_pair(
                 keep(r)
 
         interrupted = run_ray(
-            PairJob(agents, seed, settings), chunks, workers=workers, on_result=take
+            PairJob(agents, seed, settings), parts, workers=workers, on_result=take
         )
         return results, interrupted
     try:
-        if jobs <= 1 or len(chunks) == 1:
-            for chunk in chunks:
+        if jobs <= 1 or len(parts) == 1:
+            for chunk in parts:
                 play_chunk(agents, chunk, seed, settings, keep)
         else:
-            processes = min(jobs, len(chunks))
+            processes = min(jobs, len(parts))
             shared = {"agents": agents, "seed": seed, "settings": settings}
             with WorkerPool(processes, _worker_chunk, **shared) as pool:
-                for chunk_results in pool.imap_unordered(chunks):
+                for chunk_results in pool.imap_unordered(parts):
                     for r in chunk_results:
                         keep(r)
     except KeyboardInterrupt:
@@ -582,7 +609,7 @@ def summarise(
     a: str,
     b: str,
     results: list[GameResult],
-    settings: Settings,
+    settings: PairSettings,
     interrupted: bool = False,
     cubeless: list[str] | None = None,
 ) -> PairResult:
@@ -640,41 +667,38 @@ def play_pair(
     *,
     games: int,
     seed: int,
-    variant: str = "standard",
+    settings: PairSettings = PairSettings(),
     jobs: int = 1,
-    cube: bool = True,
-    match_to: int = 0,
-    jacoby: bool = False,
-    mirrored: bool = True,
-    record: bool = False,
     progress: bool = False,
-    beavers: bool = False,
     backend: str = "local",
     workers: int = 0,
 ) -> PairResult:
-    """Play `games` games (or matches) of A against B and return A's results.
+    """Play `games` games (or matches) of A against B by `settings` and return A's results.
 
     Mirrored, `games` is rounded up to an even number: `ceil(games / 2)` pairs.
-    `backend` and `workers` choose where the games run, as in `run_pair`. `beavers`
-    lets a doubled side beaver in money play with the cube (`Settings.beavers`).
+    `backend` and `workers` choose where the games run, as in `run_pair`.
     """
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
     if seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {seed}")
-    settings = Settings(variant, match_to, cube, jacoby, mirrored, record, beavers)
     check_agents((agent_a, agent_b), settings)
-    samples = math.ceil(games / 2) if mirrored else games
+    samples = math.ceil(games / 2) if settings.mirrored else games
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(
-            total=samples * (2 if mirrored else 1),
+            total=samples * (2 if settings.mirrored else 1),
             unit="game",
             leave=False,
             desc=f"{agent_a.name} vs {agent_b.name}",
         )
+
+    def tick(r: GameResult) -> None:
+        if bar is not None and (not settings.match_to or r.match_winner >= 0):
+            bar.update(1)
+
     try:
         results, interrupted = run_pair(
             agent_a,
@@ -685,9 +709,7 @@ def play_pair(
             jobs=jobs,
             backend=backend,
             workers=workers,
-            on_result=(lambda r: bar.update(1) if not match_to or r.match_winner >= 0 else None)
-            if bar
-            else None,
+            on_result=tick if bar else None,
         )
     finally:
         if bar:
