@@ -21,6 +21,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 import engine
+from agents.search import best_rows, chosen_boards
 from vrhcaby.equity.context import MONEY, CubeOwner, GameContext
 
 __all__ = ["MONEY", "CubeOwner", "GameContext"]  # the context agents are asked in
@@ -124,24 +125,6 @@ class CubelessAgent:
         return f"<agent {self.name}>"
 
 
-def segment_argmax(scores: np.ndarray, parent: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per parent 0..n-1, the row of the highest score (the first on ties).
-
-    `parent` is grouped in ascending order, as `engine.batch_afterstates` returns it.
-    Returns `(rows, has)`: int64 (n,) row indices and bool (n,) whether the parent had any
-    row (rows of parents without any are 0 and meaningless).
-    """
-    order = np.lexsort((-np.asarray(scores, dtype=np.float64), parent))
-    sorted_parent = parent[order]
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = sorted_parent[1:] != sorted_parent[:-1]
-    rows = np.zeros(n, dtype=np.int64)
-    has = np.zeros(n, dtype=bool)
-    rows[sorted_parent[first]] = order[first]
-    has[sorted_parent[first]] = True
-    return rows, has
-
-
 class AfterstateAgent(CubelessAgent):
     """An agent that plays the afterstate of highest score, batched over many boards.
 
@@ -155,11 +138,9 @@ class AfterstateAgent(CubelessAgent):
     def choose_boards(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         after, parent = engine.batch_afterstates(boards, dice)
-        chosen = boards.copy()
-        if len(after):
-            rows, has = segment_argmax(self.score(after, parent, boards), parent, len(boards))
-            chosen[has] = after[rows[has]]
-        return chosen
+        if not len(after):
+            return boards.copy()
+        return chosen_boards(boards, after, parent, self.score(after, parent, boards))
 
     def choose_play(self, position: engine.Position, dice: tuple[int, int]) -> engine.Play:
         chosen = self.choose_boards(position.board[None], np.array([dice]))[0]
@@ -192,13 +173,14 @@ class AfterstateAgent(CubelessAgent):
         chosen, again = boards.copy(), np.zeros(len(boards), bool)
         if not len(after):
             return chosen, again
-        rows, has = segment_argmax(self.score_ad(after, due, parent, boards), parent, len(boards))
+        rows = best_rows(self.score_ad(after, due, parent, boards), parent, len(boards))
+        has = rows >= 0
         chosen[has] = after[rows[has]]
         owed = np.flatnonzero(has)[due[rows[has]]]
         if owed.size:
             roots = chosen[owed]
             after, parent, extra = batch_bonus_ad(roots)  # a row for every root
-            rows, _ = segment_argmax(self.score_ad(after, extra, parent, roots), parent, owed.size)
+            rows = best_rows(self.score_ad(after, extra, parent, roots), parent, owed.size)
             chosen[owed], again[owed] = after[rows], extra[rows]
         return chosen, again
 

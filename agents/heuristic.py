@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import AfterstateAgent
+from engine.dice import COUNTS, ROLLS
 from engine.position import has_contact
 
 _MADE = np.zeros(24)
@@ -40,11 +41,9 @@ _MADE[:] = 0.3
 _MADE[[4, 3, 6, 5, 2, 7, 1, 8, 0]] = [2.0, 1.6, 1.5, 1.4, 0.9, 0.8, 0.5, 0.5, 0.2]
 _MADE[[19, 20, 17]] = [1.2, 1.0, 0.8]
 
-# The 21 distinct rolls, their weights out of 36, and which distances each can hit.
-_ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
-_ROLL_WEIGHT = np.array([1.0 if a == b else 2.0 for a, b in _ROLLS])
-_REACH = np.zeros((24, len(_ROLLS)), dtype=bool)
-for _r, (_a, _b) in enumerate(_ROLLS):
+# Which distances each of the 21 rolls can hit.
+_REACH = np.zeros((24, len(ROLLS)), dtype=bool)
+for _r, (_a, _b) in enumerate(ROLLS.tolist()):
     for _d in {_a, 2 * _a, 3 * _a, 4 * _a} if _a == _b else {_a, _b, _a + _b}:
         _REACH[_d - 1, _r] = True
 
@@ -59,7 +58,7 @@ def shots(boards: np.ndarray) -> np.ndarray:
     for d in range(1, 25):
         near[:, d - 1] = (blot[:, d - 1 :] & theirs[:, d:][:, ::-1]).any(axis=1)
     hit = (near.astype(np.float64) @ _REACH) > 0
-    return hit @ _ROLL_WEIGHT
+    return hit @ COUNTS
 
 
 def _longest_run(made: np.ndarray) -> np.ndarray:

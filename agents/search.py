@@ -1,43 +1,58 @@
-"""Every roll at once: the best play of each of the 21 rolls and their average over the dice.
+"""The n-ply search: one module shared by the agent, `vrhcaby hint`, rollouts and the
+trainer's expected backups.
 
-One step of expectimax for a batch of pre-roll boards, shared by the rollouts' luck
-adjustment (the value of the roll that came minus the average) and self-play training on
-expected backups (the average is the one-ply value of the position before the roll). The
-boards are deduplicated first: rollouts and self-play batches repeat positions (the opening
-above all), and each distinct board costs 21 move generations and one network pass.
+A value function (`ValueFunction`, a network's evaluator) gives the mover's five outcome
+probabilities of afterstates; everything here is built on it, batched:
+
+* `best_rows`: per board, the row of its best-scored play (the one argmax every batched
+  chooser uses);
+* `every_roll`: one step of expectimax for pre-roll boards, the best (0-ply) play of each
+  of the 21 rolls and their average over the dice; it serves the rollouts' luck adjustment
+  (the value of the roll that came minus the average) and self-play's expected backups,
+  and it is the step of `ply_probabilities`;
+* `ply_probabilities`: the n-ply probabilities of afterstates, minus the average over the
+  opponent's rolls of the (n-1)-ply value of the reply it picks by 0-ply;
+* `filtered_search`: GNU Backgammon's move filters, each ply's best candidates going on to
+  the next, ranked by any value of the probabilities (cubeless, cubeful, EMG).
+
+Boards are deduplicated before each expectimax step: rollouts, self-play batches and the
+candidates of one position repeat positions (the opening above all), and each distinct
+board costs 21 move generations and one network pass.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from numba import njit
 
 import engine
-from vrhcaby.nn.net import outcome
-
-#: The 21 distinct rolls and how many of the 36 ordered rolls each stands for.
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-COUNTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS])
-#: `ROLL_INDEX[a, b]`: the row of ROLLS of the roll a-b, in either order.
-ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
-for _k, (_a, _b) in enumerate(ROLLS):
-    ROLL_INDEX[_a, _b] = ROLL_INDEX[_b, _a] = _k
+from engine.dice import COUNTS, ROLL_INDEX, ROLLS
+from vrhcaby.base.jit import in_numpy, lazy_jit
+from vrhcaby.equity.outcomes import equity, invert, outcome
 
 
-class Evaluator(Protocol):
-    """A network's outcome probabilities; `probabilities_from(roots, after, parent)`, where
-    present, is used for its incremental first layer."""
+class ValueFunction(Protocol):
+    """A network's outcome probabilities (`vrhcaby.nn.net.Evaluator`, or any object with
+    this method); `probabilities_from(roots, after, parent)`, where present, is used for
+    its incremental first layer, and `variant` (default "standard") says what it plays."""
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """float (N, 5) outcome probabilities for the mover (row 1) of each afterstate."""
         ...
 
 
+#: Turns the probabilities (M, 5) of the afterstates `rows` (M,) into the values plays
+#: are ranked by, higher better for the mover.
+Ranking = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
 def game_value(after: np.ndarray) -> np.ndarray:
     """`engine.game_value`, checking only afterstates where the mover has no checker left."""
+    if in_numpy(len(after)):
+        return engine.game_value(after)
     value = np.zeros(len(after), dtype=np.int8)
     over = _mover_off(after)
     if over.any():
@@ -45,7 +60,7 @@ def game_value(after: np.ndarray) -> np.ndarray:
     return value
 
 
-@njit(cache=True)
+@lazy_jit(fastmath=False)
 def _mover_off(after):  # pragma: no cover - numba
     """Whether the mover (row 1) of each afterstate has borne off every checker."""
     out = np.ones(len(after), np.bool_)
@@ -58,19 +73,26 @@ def _mover_off(after):  # pragma: no cover - numba
 
 
 def afterstate_probabilities(
-    evaluator: Evaluator, roots: np.ndarray, after: np.ndarray, parent: np.ndarray
+    evaluator: ValueFunction,
+    roots: np.ndarray | None,
+    after: np.ndarray,
+    parent: np.ndarray | None,
 ) -> np.ndarray:
-    """Mover's probabilities of afterstates played from `roots[parent]`: a finished game's
-    outcome, else the evaluator's (in the evaluator's float type)."""
+    """Mover's 0-ply probabilities of afterstates (played from `roots[parent]`, if given,
+    which an evaluator with `probabilities_from` uses): a finished game's outcome, else the
+    evaluator's (in the evaluator's float type)."""
     value = game_value(after)
     live = value == 0
     fast = getattr(evaluator, "probabilities_from", None)
+    if roots is None or parent is None:
+        fast = None
     if live.all():
         p = fast(roots, after, parent) if fast is not None else evaluator.probabilities(after)
         return np.asarray(p)
     p = outcome(value)
     if live.any():
         if fast is not None:
+            assert parent is not None
             q = np.asarray(fast(roots, after[live], parent[live]))
         else:
             q = np.asarray(evaluator.probabilities(after[live]))
@@ -79,22 +101,47 @@ def afterstate_probabilities(
     return p
 
 
-@njit(cache=True)
-def best_rows(p, parent, n):  # pragma: no cover - numba
-    """Per parent 0..n-1, the row of the highest cubeless equity of probabilities `p` (the
-    first on ties; -1 if none), each equity summed in float64 in `net.equity`'s order."""
+def best_rows(scores: np.ndarray, parent: np.ndarray, n: int) -> np.ndarray:
+    """Per parent 0..n-1, the row of its highest score: int64 (n,), the first row on ties,
+    -1 for a parent without rows (`parent` in any order). NaN scores lose to every other,
+    so that a parent's row is NaN only when all its scores are."""
+    return _best_rows(np.asarray(scores, dtype=np.float64), np.asarray(parent, np.int64), n)
+
+
+@lazy_jit(fastmath=False)
+def _best_rows(scores, parent, n):  # pragma: no cover - numba
     rows = np.full(n, -1, np.int64)
     best = np.full(n, -np.inf)
     for r in range(len(parent)):
         k = parent[r]
-        e = (
-            2.0 * np.float64(p[r, 0]) - 1.0 + np.float64(p[r, 1]) - np.float64(p[r, 3])
-            + np.float64(p[r, 2]) - np.float64(p[r, 4])
-        )  # fmt: skip
-        if e > best[k]:
+        e = scores[r]
+        if rows[k] < 0 or e > best[k] or (best[k] != best[k] and e == e):
             best[k] = e
             rows[k] = r
     return rows
+
+
+#: `equity` compiled by numba into one loop, float64 whatever the probabilities' float type
+#: (the same bits as numpy's on them cast to float64, without the copy): an `every_roll`
+#: ranks about 500 afterstates a board.
+_equity_kernel = lazy_jit(equity, fastmath=False)
+
+
+def chosen_boards(
+    boards: np.ndarray, after: np.ndarray, parent: np.ndarray, scores: np.ndarray
+) -> np.ndarray:
+    """Each board's afterstate of highest score (`best_rows`) among `after` played from
+    `boards[parent]`; a board without a play comes back unchanged."""
+    rows = best_rows(scores, parent, len(boards))
+    chosen = boards.copy()
+    has = rows >= 0
+    chosen[has] = after[rows[has]]
+    return chosen
+
+
+def mean_over_rolls(p: np.ndarray) -> np.ndarray:
+    """The average over the 36 rolls of values (..., 21, K) given per roll of ROLLS."""
+    return np.einsum("r,...rk->...k", COUNTS, p) / 36
 
 
 @dataclass(frozen=True)
@@ -116,7 +163,7 @@ class EveryRoll:
     def mean(self) -> np.ndarray:
         """float64 (B, 5): the average over the 36 rolls, the mover's probabilities before
         it rolls when it plays each roll greedily (exact when all rolls agree)."""
-        return (np.einsum("r,urk->uk", COUNTS, self.best) / 36)[self.inverse]
+        return mean_over_rolls(self.best)[self.inverse]
 
     def for_dice(self, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each board's roll (B, 2): the probabilities after its best play and that
@@ -125,8 +172,9 @@ class EveryRoll:
         return self.best[self.inverse, r], self.plays[self.inverse, r]
 
 
-def every_roll(evaluator: Evaluator, boards: np.ndarray) -> EveryRoll:
-    """The evaluator's greedy (0-ply) play of every roll from each pre-roll board (B, 2, 25)."""
+def every_roll(evaluator: ValueFunction, boards: np.ndarray) -> EveryRoll:
+    """The evaluator's greedy (0-ply) play of every roll from each pre-roll board (B, 2, 25),
+    by cubeless money equity."""
     keys = np.ascontiguousarray(boards).reshape(len(boards), -1)
     unique, inverse = np.unique(keys, axis=0, return_inverse=True)
     u = unique.reshape(-1, 2, 25).astype(np.int8)
@@ -137,7 +185,94 @@ def every_roll(evaluator: Evaluator, boards: np.ndarray) -> EveryRoll:
         after = np.concatenate([after, reps[passes]])
         parent = np.concatenate([parent, passes])
     p = afterstate_probabilities(evaluator, u, after, parent // len(ROLLS))
-    rows = best_rows(p, parent, len(reps))
+    rows = best_rows(_equity_kernel(p), parent, len(reps))
     best = p[rows].astype(np.float64).reshape(len(u), len(ROLLS), 5)
     plays = after[rows].reshape(len(u), len(ROLLS), 2, 25)
     return EveryRoll(best, plays, inverse.reshape(-1), len(after))
+
+
+def ply_probabilities(
+    evaluator: ValueFunction,
+    afterstates: np.ndarray,
+    plies: int,
+    roots: np.ndarray | None = None,
+    parent: np.ndarray | None = None,
+) -> np.ndarray:
+    """The n-ply five probabilities, float64 (N, 5), of each afterstate for its mover.
+
+    0-ply is the evaluator's (`afterstate_probabilities`; `roots[parent]` may name the
+    boards the afterstates were played from). n-ply is the other side's view of the
+    average over the opponent's 21 rolls (`every_roll`) of the (n-1)-ply probabilities of
+    the reply it picks by 0-ply, as GNU Backgammon does. A finished game is its certain
+    result; a roll with no legal reply leaves the position as it is, the turn passing back.
+    """
+    a = np.asarray(afterstates, dtype=np.int8)
+    if plies == 0:
+        return np.asarray(afterstate_probabilities(evaluator, roots, a, parent), np.float64)
+    game_points = engine.game_value(a)
+    p = outcome(game_points).astype(np.float64)
+    live = game_points == 0
+    if not live.any():
+        return p
+    table = every_roll(evaluator, a[live][:, ::-1])
+    best = table.best
+    if plies > 1:
+        replies = table.plays.reshape(-1, *a.shape[1:])
+        best = ply_probabilities(evaluator, replies, plies - 1).reshape(best.shape)
+    p[live] = invert(mean_over_rolls(best))[table.inverse]
+    return p
+
+
+def top_k(scores: np.ndarray, parent: np.ndarray, k: int) -> np.ndarray:
+    """Mask of the best `k` finite scores of each parent's group (the first on ties)."""
+    order = np.lexsort((-scores, parent))
+    p = parent[order]
+    start = np.ones(len(p), dtype=bool)
+    start[1:] = p[1:] != p[:-1]
+    group_start = np.maximum.accumulate(np.where(start, np.arange(len(p)), 0))
+    keep = np.zeros(len(p), dtype=bool)
+    keep[order] = (np.arange(len(p)) - group_start) < k
+    return keep & np.isfinite(scores)
+
+
+@dataclass(frozen=True)
+class Searched:
+    """The candidates of a `filtered_search`, each at the deepest ply it reached."""
+
+    probabilities: np.ndarray
+    """float64 (N, 5): the mover's probabilities at that ply."""
+    values: np.ndarray
+    """float64 (N,): their ranking value."""
+    plies: np.ndarray
+    """int64 (N,): the ply each candidate reached (the filters dropped the others)."""
+
+
+def cubeless(p: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The `Ranking` by cubeless money equity."""
+    return np.asarray(equity(p), dtype=np.float64)
+
+
+def filtered_search(
+    evaluator: ValueFunction,
+    afterstates: np.ndarray,
+    parent: np.ndarray,
+    boards: np.ndarray,
+    plies: int,
+    filter: tuple[int, ...],
+    rank: Ranking = cubeless,
+) -> Searched:
+    """Candidates `afterstates` played from `boards[parent]` searched to `plies` through
+    move filters: all valued at 0-ply, then at each ply d the best `filter[d - 1]` of each
+    board by the last ply's value (`rank` of their probabilities; the first on ties) valued
+    at ply d. One evaluation of one ply covers all candidates of all boards."""
+    n = len(afterstates)
+    p = ply_probabilities(evaluator, afterstates, 0, boards, parent)
+    values = np.asarray(rank(p, np.arange(n)), dtype=np.float64)
+    reached = np.zeros(n, dtype=np.int64)
+    for depth in range(1, plies + 1):
+        alive = np.where(reached == depth - 1, values, -np.inf)
+        rows = np.flatnonzero(top_k(alive, parent, filter[depth - 1]))
+        p[rows] = ply_probabilities(evaluator, afterstates[rows], depth)
+        values[rows] = rank(p[rows], rows)
+        reached[rows] = depth
+    return Searched(p, values, reached)

@@ -1,7 +1,7 @@
 """The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
 
 Spec `td[:PATH][?plies=0|1|2&filter=K0,K1]`. The evaluator (from `vrhcaby.nn.net.load_evaluator`,
-or any object with `.probabilities(afterstates) -> (N, 5)` and `.variant`) gives, for each
+or any `agents.search.ValueFunction`, with `.variant`) gives, for each
 afterstate (mover in row 1, opponent to roll), P(win), P(win gammon), P(win backgammon),
 P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equity.
 
@@ -14,8 +14,9 @@ P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equ
   the position as it is, the turn passing back.
 * Move filters prune between plies: the best `K0` candidates by 0-ply go on to 1-ply,
   the best `K1` of those by 1-ply to 2-ply (defaults 8 and 3).
-Every evaluation of one ply, for all candidates and all boards of a batch, is one call
-of the evaluator.
+The search is `agents.search`'s (`filtered_search`, `ply_probabilities`), the one `vrhcaby
+hint` ranks with; every evaluation of one ply, for all candidates and all boards of a
+batch, is one call of the evaluator.
 
 The agent is cube-aware: before its roll it evaluates the position for the side on roll
 (`before_roll`: the opponent's afterstate, seen from the other side) and makes its double,
@@ -39,24 +40,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 import engine
-from agents.base import (
-    ACEY_DEUCEY,
-    BOARD_VARIANTS,
-    AfterstateAgent,
-    GameContext,
-    play_reaching,
-    segment_argmax,
-)
+from agents import search
+from agents.base import ACEY_DEUCEY, BOARD_VARIANTS, AfterstateAgent, GameContext, play_reaching
+from agents.search import ValueFunction
 from vrhcaby.equity import decisions
 from vrhcaby.equity.cube import GNUBG_EFFICIENCY, Efficiency
+from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.nn.checkpoint import CheckpointError
 from vrhcaby.nn.encode import waiting_on_bar
-from vrhcaby.nn.net import equity, invert, outcome
 
 #: The shipped networks, beside the code: `td:NAME` finds `NAME.pt` here from any
 #: working directory.
@@ -64,31 +59,6 @@ CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 #: The network `td` alone loads: the project's shipped network, found beside the code
 #: whatever the working directory.
 SHIPPED = CHECKPOINTS / "td-best.pt"
-
-_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in _ROLLS]) / 36
-
-
-class Evaluator(Protocol):
-    """What the agent needs from a trained network."""
-
-    variant: str
-
-    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
-        """float (N, 5) outcome probabilities for the mover (row 1) of each afterstate."""
-        ...
-
-
-def _top_k(scores: np.ndarray, parent: np.ndarray, k: int) -> np.ndarray:
-    """Mask of the best `k` finite scores of each parent's group."""
-    order = np.lexsort((-scores, parent))
-    p = parent[order]
-    start = np.ones(len(p), dtype=bool)
-    start[1:] = p[1:] != p[:-1]
-    group_start = np.maximum.accumulate(np.where(start, np.arange(len(p)), 0))
-    keep = np.zeros(len(p), dtype=bool)
-    keep[order] = (np.arange(len(p)) - group_start) < k
-    return keep & np.isfinite(scores)
 
 
 class TDAgent(AfterstateAgent):
@@ -102,7 +72,7 @@ class TDAgent(AfterstateAgent):
 
     def __init__(
         self,
-        evaluator: Evaluator,
+        evaluator: ValueFunction,
         plies: int = 0,
         filter: tuple[int, int] = (8, 3),
         name: str = "td",
@@ -163,7 +133,8 @@ class TDAgent(AfterstateAgent):
         if fast is not None and roots is not None and parent is not None:
             p[live] = fast(roots, a[live], parent[live], flags)
         else:
-            p[live] = self.evaluator.probabilities(a[live], flags)
+            # An acey-deucey network reads whether each mover rolls again.
+            p[live] = self.evaluator.probabilities(a[live], flags)  # type: ignore[call-arg]
         return p
 
     def score_ad(
@@ -180,14 +151,6 @@ class TDAgent(AfterstateAgent):
 
         return to_board_ad(position)
 
-    def _probabilities(
-        self, after: np.ndarray, roots: np.ndarray | None, parent: np.ndarray | None
-    ) -> np.ndarray:
-        fast = getattr(self.evaluator, "probabilities_from", None)
-        if fast is not None and roots is not None and parent is not None:
-            return np.asarray(fast(roots, after, parent), dtype=np.float64)
-        return np.asarray(self.evaluator.probabilities(after), dtype=np.float64)
-
     def probabilities(
         self,
         afterstates: np.ndarray,
@@ -195,38 +158,10 @@ class TDAgent(AfterstateAgent):
         roots: np.ndarray | None = None,
         parent: np.ndarray | None = None,
     ) -> np.ndarray:
-        """The n-ply five probabilities (N, 5) of each afterstate for its mover (row 1).
-
-        A finished game is its certain result. `roots[parent]` may name the boards the
-        afterstates were played from (mover in row 1), which lets an evaluator with
-        `probabilities_from` work incrementally.
-        """
-        a = np.asarray(afterstates, dtype=np.int8)
-        game_points = engine.game_value(a)
-        p = outcome(game_points).astype(np.float64)
-        live = game_points == 0
-        if not live.any():
-            return p
-        if plies == 0:
-            sub = parent[live] if parent is not None else None
-            p[live] = self._probabilities(a[live], roots, sub)
-            return p
-        cands = a[live]
-        n = len(cands)
-        boards = np.repeat(cands[:, ::-1], len(_ROLLS), axis=0)
-        dice = np.tile(_ROLLS, (n, 1))
-        replies, parent = engine.batch_afterstates(boards, dice)
-        passes = np.flatnonzero(np.bincount(parent, minlength=len(boards)) == 0)
-        if len(passes):
-            replies = np.concatenate([replies, boards[passes]])
-            parent = np.concatenate([parent, passes])
-            order = np.argsort(parent, kind="stable")
-            replies, parent = replies[order], parent[order]
-        p0 = self.probabilities(replies, 0, boards, parent)
-        rows, _ = segment_argmax(equity(p0), parent, len(boards))
-        best = p0[rows] if plies == 1 else self.probabilities(replies[rows], plies - 1)
-        p[live] = invert(np.einsum("nrk,r->nk", best.reshape(n, len(_ROLLS), 5), _WEIGHTS))
-        return p
+        """The n-ply five probabilities (N, 5) of each afterstate for its mover (row 1)
+        (`agents.search.ply_probabilities`; `roots[parent]` may name the boards the
+        afterstates were played from, which an incremental evaluator uses)."""
+        return search.ply_probabilities(self.evaluator, afterstates, plies, roots, parent)
 
     def value(
         self,
@@ -302,13 +237,10 @@ class TDAgent(AfterstateAgent):
         filters dropped): cubeless money equity, or with `contexts` (one per board) the
         cubeful equity of `vrhcaby hint` in that game's cube and match."""
         rank = _Ranking(afterstates, parent, contexts, self.efficiency)
-        scores = rank(self.probabilities(afterstates, 0, boards, parent))
-        for depth in range(1, self.plies + 1):
-            keep = _top_k(scores, parent, self.filter[depth - 1])
-            deeper = np.full(len(scores), -np.inf)
-            deeper[keep] = rank(self.probabilities(afterstates[keep], depth), keep)
-            scores = deeper
-        return scores
+        found = search.filtered_search(
+            self.evaluator, afterstates, parent, boards, self.plies, self.filter, rank
+        )
+        return np.where(found.plies == self.plies, found.values, -np.inf)
 
     def choose_boards(
         self,
@@ -321,12 +253,11 @@ class TDAgent(AfterstateAgent):
         mover's view), plays are ranked by cubeful equity as `vrhcaby hint` ranks them."""
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         after, parent = engine.batch_afterstates(boards, dice)
-        chosen = boards.copy()
-        if len(after):
-            scores = self.score(after, parent, boards, contexts)
-            rows, has = segment_argmax(scores, parent, len(boards))
-            chosen[has] = after[rows[has]]
-        return chosen
+        if not len(after):
+            return boards.copy()
+        return search.chosen_boards(
+            boards, after, parent, self.score(after, parent, boards, contexts)
+        )
 
     def choose_play(
         self, position: engine.Position, dice: tuple[int, int], context: GameContext | None = None

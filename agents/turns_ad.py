@@ -24,6 +24,7 @@ from engine.position import Position
 from engine.variants import get_variant
 from engine.waiting import waiting_id
 from vrhcaby.equity import cube, decisions
+from vrhcaby.equity.outcomes import equity
 from vrhcaby.nn.encode import waiting_on_bar
 
 
@@ -118,9 +119,9 @@ def _rank(
     root = to_board_ad(position)[None]
     probs = agent.probabilities_ad(after, extra, root, np.zeros(len(plays), np.int64))
     plain = waiting_on_bar(after)
-    values = []
+    values: list[tuple[float, float, float | None]] = []
     if not cubeful and not context.match_to:  # cubeless money: one batched formula
-        eq = cube.cubeless_equity(probs)
+        eq = equity(probs)
         values = [(float(e), float(e), None) for e in eq]
     for i in range(len(values), len(plays)):
         cl, cl_mwc = decisions.mover_equity(probs[i], plain[i], context, cubeful=False)

@@ -31,9 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import engine
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.train import TrainConfig
+from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.learn.td import Trainer
 from vrhcaby.nn.encode import get_encoding
-from vrhcaby.nn.net import NetConfig, build_model, equity, invert, joint, outcome
+from vrhcaby.nn.net import NetConfig, build_model, joint
 
 # The linear part of `invert`: re-expresses traces when the side to move changes.
 _VIEW = torch.tensor(

@@ -13,12 +13,9 @@ import numpy as np
 from numba import njit
 
 from engine.bearoff import N_POSITIONS, N_SMALL, PIPS, POINTS, POSITIONS, index
+from engine.dice import ROLLS, WEIGHTS
 from engine.movegen import batch_afterstates
 
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], np.int64)
-"""The 21 distinct rolls."""
-WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0, 2.0) / 36.0
-"""Each roll's probability."""
 MAX_ROLLS = 32
 """Length of the one-sided distributions: 0..31 rolls (15 checkers need at most 30)."""
 

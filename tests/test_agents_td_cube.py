@@ -181,18 +181,18 @@ def _choices_in_context(agent: TDAgent, n: int, seed: int, contexts: list[GameCo
 
 def test_plays_in_context_are_hints_first_choice() -> None:
     """With gnubg's network inside, the 0-ply play in each context is the first of
-    `vrhcaby hint`'s cubeful ranking (`analysis.rank_plays`, checked against gnubg's own
+    `vrhcaby hint`'s cubeful ranking (`analysis.candidate_plays`, checked against gnubg's own
     cubeful equities in tests/test_analysis.py); in some of these positions the cubeless
     ranking puts another play first, so the test tells the two apart."""
     agent = TDAgent(GnubgEvaluator())
     differ = checked = 0
     for board, dice, ctx, after in _choices_in_context(agent, 10, 8, LIVE):
-        ranked = analysis.rank_plays(agent, board, dice, ctx)
+        ranked = analysis.candidate_plays(agent, board, dice, ctx)
         if not ranked:
             np.testing.assert_array_equal(after, board)
             continue
         assert _same_or_tied(ranked, after), (engine.position_id(board), dice, ctx)
-        cubeless = analysis.rank_plays(agent, board, dice, ctx, cubeful=False)[0]
+        cubeless = analysis.candidate_plays(agent, board, dice, ctx, cubeful=False)[0]
         differ += not _same_or_tied(ranked, cubeless.play.position.board)
         checked += 1
     assert checked > 70 and differ >= 3
@@ -207,10 +207,10 @@ def test_plays_with_a_dead_cube_are_the_cubeless_choice() -> None:
     for (board, dice, ctx, after), cubeless_choice in zip(rows, plain, strict=True):
         if not ctx.match_to:
             np.testing.assert_array_equal(after, cubeless_choice)
-        cubeless = analysis.rank_plays(agent, board, dice, ctx, cubeful=False)
+        cubeless = analysis.candidate_plays(agent, board, dice, ctx, cubeful=False)
         if cubeless:
             assert _same_or_tied(cubeless, after)
-            assert _same_or_tied(analysis.rank_plays(agent, board, dice, ctx), after)
+            assert _same_or_tied(analysis.candidate_plays(agent, board, dice, ctx), after)
 
 
 @pytest.mark.parametrize("plies", [1, 2])
@@ -219,7 +219,7 @@ def test_deeper_plays_in_context_are_hints_first_choice(plies: int) -> None:
     agent = TDAgent(PipEvaluator(6.0), plies=plies, filter=(3, 1))
     contexts = [LIVE[0], LIVE[3], LIVE[5], DEAD[2]]
     for board, dice, ctx, after in _choices_in_context(agent, 5, 10 + plies, contexts):
-        ranked = analysis.rank_plays(agent, board, dice, ctx)
+        ranked = analysis.candidate_plays(agent, board, dice, ctx)
         if ranked:
             assert _same_or_tied(ranked, after), (engine.position_id(board), dice, ctx)
 
@@ -306,14 +306,14 @@ def test_tournament_games_double_take_and_pass_by_the_rules(tournament) -> None:
 
 def test_tournament_plays_are_hints_first_choice(tournament) -> None:
     """About 50 plays spread over the recorded games are each the top of `vrhcaby hint`'s cubeful
-    ranking (`analysis.rank_plays`) in the context of that moment, rebuilt from the record
+    ranking (`analysis.candidate_plays`) in the context of that moment, rebuilt from the record
     (cube value and owner, score, Crawford game): the runner hands the agent each game's
     context from the mover's view."""
     agent, match_to, games = tournament
     moves = [m for record, crawford in games for m in _moves_in_context(record, match_to, crawford)]
     checked = 0
     for board, dice, after, ctx in moves[:: max(1, len(moves) // 50)]:
-        ranked = analysis.rank_plays(agent, board, dice, ctx)
+        ranked = analysis.candidate_plays(agent, board, dice, ctx)
         assert _same_or_tied(ranked, after)
         checked += 1
     assert checked > 40

@@ -101,7 +101,8 @@ def gnubg_agent() -> TDAgent:
 def test_hint_equities_are_gnubgs_cubeful_equities(gnubg_plays, gnubg_agent) -> None:
     compared = 0
     for board, dice, owner, jacoby, scores in gnubg_plays:
-        ranked = analysis.rank_plays(gnubg_agent, board, dice, _context(owner, jacoby), params=PYPI)
+        ctx = _context(owner, jacoby)
+        ranked = analysis.candidate_plays(gnubg_agent, board, dice, ctx, params=PYPI)
         for c in ranked:
             after = c.play.position.board
             if after.tobytes() not in scores or gnubg.classify(after[::-1].tolist()) < RACE:
@@ -202,7 +203,7 @@ def test_hint_probabilities_and_filters_follow_the_plies() -> None:
     agent = TDAgent(RaceEvaluator(), filter=(4, 2))
     board = engine.Position.from_id("4HPwATDgc/ABMA").board
     ctx = GameContext()
-    ranked = analysis.rank_plays(agent, board, (6, 4), ctx, plies=2, cubeful=False)
+    ranked = analysis.candidate_plays(agent, board, (6, 4), ctx, plies=2, cubeful=False)
     assert [c.plies for c in ranked].count(2) == 2
     assert [c.plies for c in ranked].count(1) == 2
     for c in ranked:
@@ -210,7 +211,9 @@ def test_hint_probabilities_and_filters_follow_the_plies() -> None:
         expected = agent.probabilities(after[None], c.plies)[0]
         np.testing.assert_allclose(c.probabilities, expected, atol=1e-12)
         assert c.equity == pytest.approx(_eq(expected))
-    zero = {str(c.play): c.equity for c in analysis.rank_plays(agent, board, (6, 4), ctx, plies=0)}
+    zero = {
+        str(c.play): c.equity for c in analysis.candidate_plays(agent, board, (6, 4), ctx, plies=0)
+    }
     deeper = [str(c.play) for c in ranked if c.plies >= 1]
     assert sorted(deeper) == sorted(sorted(zero, key=lambda k: -zero[k])[:4])
 

@@ -11,8 +11,8 @@ import pytest
 
 from engine import bearoff
 from engine.classify import BEAROFF1, BEAROFF2, classify_boards
+from vrhcaby.equity.outcomes import invert
 from vrhcaby.nn import bearoff_db
-from vrhcaby.nn.net import invert
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from vrhcaby.equity import cube, met
+from vrhcaby.equity.outcomes import equity, invert
 
 EC_CUBEFUL = gnubg.eval_context(1, 0, 1, 0, 0.0)
 EC_CUBELESS = gnubg.eval_context(0, 0, 1, 0, 0.0)
@@ -230,8 +231,8 @@ def test_money_take_points(x: float, take_point: float) -> None:
 
 def test_cubeful_equity_has_janowski_limits() -> None:
     p = [0.62, 0.2, 0.02, 0.1, 0.01]
-    assert cube.cubeful_equity(p, "centre", 0.0) == pytest.approx(cube.cubeless_equity(p))
-    assert cube.cubeful_equity(p, "dead", 0.7) == pytest.approx(cube.cubeless_equity(p))
+    assert cube.cubeful_equity(p, "centre", 0.0) == pytest.approx(equity(np.array(p)))
+    assert cube.cubeful_equity(p, "dead", 0.7) == pytest.approx(equity(np.array(p)))
     owned = cube.cubeful_equity(p, "me", 0.7)
     centred = cube.cubeful_equity(p, "centre", 0.7)
     theirs = cube.cubeful_equity(p, "opponent", 0.7)
@@ -356,9 +357,9 @@ def test_efficiency() -> None:
 def test_cubeless_equity_and_invert() -> None:
     p = np.array([[0.6, 0.2, 0.01, 0.1, 0.002], [0.3, 0.0, 0.0, 0.4, 0.1]])
     expected = [0.6 - 0.4 + 0.1 + 0.008, 0.3 - 0.7 - 0.4 - 0.1]
-    assert np.allclose(cube.cubeless_equity(p), expected)
-    assert np.allclose(cube.cubeless_equity(cube.invert(p)), -np.array(expected))
-    assert np.allclose(cube.invert(cube.invert(p)), p)
+    assert np.allclose(equity(p), expected)
+    assert np.allclose(equity(invert(p)), -np.array(expected))
+    assert np.allclose(invert(invert(p)), p)
 
 
 def test_cubeful_equity_vectorises() -> None:
@@ -376,7 +377,7 @@ def test_cubeful_equity_vectorises() -> None:
 
 def test_bad_input_raises() -> None:
     with pytest.raises(ValueError, match="trailing axis"):
-        cube.cubeless_equity([0.5, 0.1])
+        cube.cubeful_equity([0.5, 0.1], "dead", 0.0)
     with pytest.raises(ValueError, match="cube_owner"):
         cube.cubeful_equity([0.5, 0, 0, 0, 0], "middle")
     with pytest.raises(ValueError, match="power of two"):

@@ -9,9 +9,9 @@ from corpus import game_positions
 
 import engine
 from agents import load_agent
+from vrhcaby.equity.outcomes import invert
 from vrhcaby.nn import lawful
 from vrhcaby.nn.lawful import obey_rules
-from vrhcaby.nn.net import invert
 
 torch = pytest.importorskip("torch")
 

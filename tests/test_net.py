@@ -13,20 +13,12 @@ import pytest
 import torch
 
 import engine
+from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.learn.td import weights_from_model
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.encode import get_encoding
 from vrhcaby.nn.lawful import obey_rules
-from vrhcaby.nn.net import (
-    Evaluator,
-    NetConfig,
-    build_model,
-    equity,
-    invert,
-    joint,
-    load_evaluator,
-    outcome,
-)
+from vrhcaby.nn.net import Evaluator, NetConfig, build_model, joint, load_evaluator
 
 
 def random_positions(n_games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -19,9 +19,10 @@ import engine
 from agents.base import AfterstateAgent
 from agents.td import TDAgent
 from vrhcaby.cli import rollout as command
+from vrhcaby.equity.outcomes import invert
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.lawful import obey_rules
-from vrhcaby.nn.net import Evaluator, NetConfig, invert
+from vrhcaby.nn.net import Evaluator, NetConfig
 from vrhcaby.play.rollout import (
     CubeSetting,
     Settings,

@@ -8,6 +8,7 @@ import torch
 
 import engine
 from tests.test_net import random_positions
+from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.learn.td import (
     Episodes,
     Learner,
@@ -20,7 +21,7 @@ from vrhcaby.learn.td import (
 )
 from vrhcaby.nn.encode import encode_tesauro
 from vrhcaby.nn.lawful import obey_rules
-from vrhcaby.nn.net import Evaluator, NetConfig, equity, invert, joint, outcome
+from vrhcaby.nn.net import Evaluator, NetConfig, joint
 
 # The linear part of the change of view (a signed permutation, its own transpose).
 CHANGE_OF_VIEW = torch.tensor(

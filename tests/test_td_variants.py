@@ -21,6 +21,7 @@ from engine.acey_deucey import (
 from tests.test_encode import rich_reference, tesauro_reference
 from vrhcaby.base.config import load_config
 from vrhcaby.cli import train
+from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.learn.td import (
     Episodes,
     Learner,
@@ -34,16 +35,7 @@ from vrhcaby.learn.td import (
 )
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.encode import encode_rich, encode_variant, variant_units, waiting_on_bar
-from vrhcaby.nn.net import (
-    Evaluator,
-    NetConfig,
-    build_model,
-    equity,
-    invert,
-    joint,
-    load_evaluator,
-    outcome,
-)
+from vrhcaby.nn.net import Evaluator, NetConfig, build_model, joint, load_evaluator
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")

@@ -28,13 +28,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import engine
+from agents import search
 from agents.base import GameContext
 from vrhcaby.equity import cube, decisions, met
 
 if TYPE_CHECKING:
     from agents.td import TDAgent
 
-__all__ = ["Candidate", "Evaluation", "evaluate", "rank_plays"]
+__all__ = ["Candidate", "PositionEvaluation", "candidate_plays", "evaluate"]
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -64,7 +66,7 @@ class Candidate:
         return self.play.position.flip().position_id()
 
 
-def rank_plays(
+def candidate_plays(
     agent: TDAgent,
     board: np.ndarray,
     dice: tuple[int, int],
@@ -78,8 +80,9 @@ def rank_plays(
     """Every legal play of the side on roll, best first, as GNU Backgammon's ``hint``.
 
     All plays are evaluated at 0-ply; the agent's move filters keep the best of each ply
-    for the next (`agent.filter`), up to `plies` (default the agent's). Candidates
-    evaluated deeper come first, each group by equity. Empty when no play is legal.
+    for the next (`agent.filter`, `agents.search.filtered_search`), up to `plies` (default
+    the agent's). Candidates evaluated deeper come first, each group by equity. Empty when
+    no play is legal.
     """
     depth = agent.plies if plies is None else plies
     if depth not in (0, 1, 2):
@@ -89,31 +92,27 @@ def rank_plays(
     if not plays:
         return []
     after = np.stack([pl.position.board for pl in plays])
+    values: list[tuple[float, float, float | None]] = [(0.0, 0.0, None)] * len(plays)
+
+    def rank(p: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The ranking equity of candidates `rows`; their cubeless one and MWC kept aside."""
+        for q, i in zip(p, rows, strict=True):
+            cl, cl_mwc = decisions.mover_equity(q, after[i], context, cubeful=False)
+            if not cubeful:
+                values[i] = (cl, cl, cl_mwc)
+            else:
+                eq, mwc = decisions.mover_equity(q, after[i], context, params=params, x=x)
+                values[i] = (eq, cl, mwc)
+        return np.array([values[i][0] for i in rows], dtype=np.float64)
+
     parent = np.zeros(len(plays), dtype=np.int64)
-    probs = agent.probabilities(after, 0, position.board[None], parent)
-    reached = np.zeros(len(plays), dtype=np.int64)
-
-    def score(i: int) -> tuple[float, float, float | None]:
-        cl, cl_mwc = decisions.mover_equity(probs[i], after[i], context, cubeful=False)
-        if not cubeful:
-            return cl, cl, cl_mwc
-        eq, mwc = decisions.mover_equity(probs[i], after[i], context, params=params, x=x)
-        return eq, cl, mwc
-
-    values = [score(i) for i in range(len(plays))]
-    for d in range(1, depth + 1):
-        alive = np.flatnonzero(reached == d - 1)
-        best = sorted(alive, key=lambda i: -values[i][0])[: agent.filter[d - 1]]
-        rows = np.array(best, dtype=np.int64)
-        probs[rows] = agent.probabilities(after[rows], d)
-        reached[rows] = d
-        for i in rows:
-            values[i] = score(i)
+    found = search.filtered_search(
+        agent.evaluator, after, parent, position.board[None], depth, agent.filter, rank
+    )
+    reached = found.plies
     order = sorted(range(len(plays)), key=lambda i: (-reached[i], -values[i][0]))
     return [
-        Candidate(
-            plays[i], probs[i].copy(), values[i][0], values[i][1], values[i][2], int(reached[i])
-        )
+        Candidate(plays[i], found.probabilities[i].copy(), *values[i], int(reached[i]))
         for i in order
     ]
 
@@ -122,7 +121,7 @@ def rank_plays(
 
 
 @dataclass(frozen=True)
-class Evaluation:
+class PositionEvaluation:
     """A position before the roll, for the side on roll."""
 
     probabilities: np.ndarray
@@ -152,7 +151,7 @@ def evaluate(
     params: cube.Efficiency = cube.GNUBG_EFFICIENCY,
     x: float | None = None,
     beavers: bool = False,
-) -> Evaluation:
+) -> PositionEvaluation:
     """Probabilities, cubeless and cubeful equity and the cube decision before the roll."""
     depth = agent.plies if plies is None else plies
     if depth not in (0, 1, 2):
@@ -169,7 +168,7 @@ def evaluate(
             _take_point(away_opp, away_me, context.cube_value, c),
         )
         gv = met.gammon_values(away_me, away_opp, context.cube_value, crawford=c)
-    return Evaluation(
+    return PositionEvaluation(
         p,
         decision.cubeless,
         decision.nd,

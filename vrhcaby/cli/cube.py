@@ -37,7 +37,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _analyse(args: argparse.Namespace) -> tuple[analysis.Evaluation, str, dict]:
+def _analyse(args: argparse.Namespace) -> tuple[analysis.PositionEvaluation, str, dict]:
     """The evaluation, the header's setting line and the money rules for `--json`."""
     board, state = read_position(args)
     rules = read_rules(args, state)
@@ -50,7 +50,7 @@ def _analyse(args: argparse.Namespace) -> tuple[analysis.Evaluation, str, dict]:
     return ev, describe_context(ctx, rules), money_json(ctx, rules)
 
 
-def cube_json(ev: analysis.Evaluation, rules: dict) -> dict:
+def cube_json(ev: analysis.PositionEvaluation, rules: dict) -> dict:
     """The `--json` document of the cube command."""
     d = ev.decision
     out = {

@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = read_context(args, board, state, rules)
     dice = _dice(args, state)
     agent = load_analysis_agent(args.agent)
-    ranked = analysis.rank_plays(
+    ranked = analysis.candidate_plays(
         agent,
         board,
         dice,

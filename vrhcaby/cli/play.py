@@ -319,7 +319,9 @@ class Session:
             text = self.ask(f"You roll {dice[0]}-{dice[1]}. Your play: ")
             low = text.lower()
             if low == "hint":
-                ranked = analysis.rank_plays(self.agent, position.board, dice, self.context(HUMAN))
+                ranked = analysis.candidate_plays(
+                    self.agent, position.board, dice, self.context(HUMAN)
+                )
                 for rank, c in enumerate(ranked[:5], 1):
                     self.say(f"  {rank}. {c.play!s:<24} {c.equity:+.3f}")
                 continue

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 import engine
+from engine.dice import ROLLS
 from engine.formats import MatchState, match_id, position_id, xgid_or_none
 from engine.svg import board_svg
 from engine.variants import get_variant
@@ -23,7 +24,8 @@ from vrhcaby.cli.common import UsageError
 from vrhcaby.io.board_text import draw
 from vrhcaby.nn import checkpoint
 
-_ROLLS = [(a, b) for a in range(6, 0, -1) for b in range(a, 0, -1)]
+#: The 21 rolls as `--play` tries them: higher die first, from 6-6 down to 1-1.
+_SHOWN_ROLLS = sorted(((b, a) for a, b in ROLLS.tolist()), reverse=True)
 
 
 def show_json(board: np.ndarray, state: MatchState | None) -> dict:
@@ -74,7 +76,7 @@ def parse_shown_play(text: str, board: np.ndarray, state: MatchState | None) -> 
     if state is not None and state.dice != (0, 0):
         return engine.Play.parse(text, pos, state.dice)
     first_error: ValueError | None = None
-    for dice in _ROLLS:
+    for dice in _SHOWN_ROLLS:
         try:
             return engine.Play.parse(text, pos, dice)
         except engine.IllegalPlayError as exc:

@@ -39,6 +39,7 @@ from vrhcaby.equity.met import (
     mwc_from_probabilities,
     mwc_to_emg,
 )
+from vrhcaby.equity.outcomes import equity
 
 __all__ = [
     "ACTIONS",
@@ -51,8 +52,6 @@ __all__ = [
     "accept_resignation",
     "cube_efficiency",
     "cubeful_equity",
-    "cubeless_equity",
-    "invert",
     "match_cube_decision",
     "match_cubeful_mwc",
     "money_cube_decision",
@@ -139,20 +138,6 @@ def cube_efficiency(
         return min(params.race_max, max(params.race_min, x))
     raise ValueError(
         f"position_class must be 'contact', 'crashed', 'race' or 'bearoff', got {position_class!r}"
-    )
-
-
-def cubeless_equity(p: ArrayLike) -> NDArray[np.float64] | float:
-    """Money equity per unit cube: ``W - L + (Wg - Lg) + (Wbg - Lbg)`` with ``L = 1 - W``."""
-    win, wg, wbg, lg, lbg = np.moveaxis(as_probabilities(p), -1, 0)
-    return _out(2.0 * win - 1.0 + (wg - lg) + (wbg - lbg))
-
-
-def invert(p: ArrayLike) -> NDArray[np.float64]:
-    """The same probabilities from the other side's view."""
-    arr = as_probabilities(p)
-    return np.stack(
-        [1.0 - arr[..., 0], arr[..., 3], arr[..., 4], arr[..., 1], arr[..., 2]], axis=-1
     )
 
 
@@ -301,7 +286,7 @@ def money_cube_decision(
     _check_owner(cube_owner)
     _check_cube(cube_value, max_cube)
     nd = float(cubeful_equity(arr, cube_owner, x, jacoby=jacoby))
-    cubeless = float(cubeless_equity(arr))
+    cubeless = float(equity(arr))
     if cube_owner not in ("centre", "me") or 2 * cube_value > max_cube:
         return _unavailable(nd, cubeless, cube_owner)
     dt = 2.0 * float(cubeful_equity(arr, "opponent", x))

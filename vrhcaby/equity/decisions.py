@@ -25,6 +25,7 @@ import numpy as np
 import engine
 from vrhcaby.equity import cube, met
 from vrhcaby.equity.context import GameContext
+from vrhcaby.equity.outcomes import equity, invert
 
 
 def _owner(context: GameContext) -> cube.CubeOwner:
@@ -123,7 +124,7 @@ def mover_equity(
         crawford = context.crawford
         if cubeful:
             opp = cube_decision(
-                cube.invert(p), afterstate[::-1], context.flip(), params=params, x=x
+                invert(p), afterstate[::-1], context.flip(), params=params, x=x
             )
             assert opp.optimal_mwc is not None  # a match context's decision has MWCs
             mwc = 1.0 - float(opp.optimal_mwc)
@@ -136,9 +137,9 @@ def mover_equity(
         emg = met.mwc_to_emg(mwc, away_me, away_opp, context.cube_value, crawford=crawford)
         return float(emg), mwc
     if cubeful:
-        opp = cube_decision(cube.invert(p), afterstate[::-1], context.flip(), params=params, x=x)
+        opp = cube_decision(invert(p), afterstate[::-1], context.flip(), params=params, x=x)
         return -opp.optimal, None
-    return float(cube.cubeless_equity(p)), None
+    return float(equity(p)), None
 
 
 def efficiencies(boards: np.ndarray, params: cube.Efficiency = cube.GNUBG_EFFICIENCY) -> np.ndarray:
@@ -178,7 +179,7 @@ def play_equities(
     double/pass; the mover's is minus that (money points, or the EMG of one minus the
     opponent's MWC in a match).
     """
-    q = cube.invert(np.asarray(p, dtype=np.float64))
+    q = invert(np.asarray(p, dtype=np.float64))
     theirs = context.flip()
     owner = _owner(theirs)
     value = theirs.cube_value

@@ -11,7 +11,8 @@ probabilities (win; gammon given a win; backgammon given a gammon win; gammon gi
 loss; backgammon given a gammon loss), multiplied out by `joint`, so every output is
 consistent by construction: P(wbg) <= P(wg) <= P(win) and P(lbg) <= P(lg) <= P(lose).
 
-`equity` and `invert` are the one place for the money-equity and change-of-view formulas.
+The arithmetic of the five outputs (`equity`, `invert`, `outcome`) lives in
+`vrhcaby.equity.outcomes`; `joint`, the network's parametrisation of them, lives here.
 The torch model is built by `build_model`, which imports torch only when called; the
 evaluator (`load_evaluator`) runs in numpy alone so that the command line starts fast.
 """
@@ -27,6 +28,11 @@ import numpy as np
 
 from engine.variants import VARIANTS
 from vrhcaby.base.jit import in_numpy, lazy_jit
+from vrhcaby.equity.outcomes import equity
+
+# Until vrhcaby.learn.td imports them from vrhcaby.equity.outcomes (their home):
+from vrhcaby.equity.outcomes import invert as invert
+from vrhcaby.equity.outcomes import outcome as outcome
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.encode import (
     FEATURES,
@@ -134,36 +140,6 @@ def joint(conditional: Any) -> Any:
     import torch
 
     return torch.stack(columns, dim=-1)
-
-
-def equity(p: Any) -> Any:
-    """Cubeless money equity of five probabilities (..., 5) for the side they belong to.
-
-    Each game won scores 1, each gammon one more, each backgammon one more again, and the
-    same for losses: 2 P(win) - 1 + P(wg) - P(lg) + P(wbg) - P(lbg).
-    """
-    return 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
-
-
-def invert(p: Any) -> Any:
-    """The same outcome distribution seen from the other side: (..., 5) -> (..., 5).
-
-    A win for one side is a loss for the other, so win -> 1 - win and the gammon and
-    backgammon pairs swap. Affine, so it commutes with averaging (used by the λ-return).
-    """
-    out = p[..., [0, 3, 4, 1, 2]]  # fancy indexing copies, in numpy and torch alike
-    out[..., 0] = 1 - p[..., 0]
-    return out
-
-
-def outcome(value: Any) -> Any:
-    """The five outputs of a finished game won by `value` points (1, 2 or 3), winner's view."""
-    value = np.asarray(value)
-    out = np.zeros((*value.shape, 5), dtype=np.float32)
-    out[..., 0] = 1.0
-    out[..., 1] = value >= 2
-    out[..., 2] = value >= 3
-    return out
 
 
 # --- torch model ---------------------------------------------------------------------

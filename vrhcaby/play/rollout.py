@@ -67,17 +67,13 @@ from typing import Literal
 import numpy as np
 
 import engine
-from agents.search import (
-    ROLLS,
-    Evaluator,
-    afterstate_probabilities,
-    every_roll,
-    game_value,
-)
+from agents.search import ValueFunction as Evaluator
+from agents.search import afterstate_probabilities, every_roll, game_value
+from engine.dice import ROLLS
 from engine.formats import GameState, MatchState
 from vrhcaby.equity import cube
 from vrhcaby.equity.met import KAZAROSS_XG2, mwc_to_emg
-from vrhcaby.nn.net import equity, invert, outcome
+from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt
 from vrhcaby.play.stats import nan_to_none
 
