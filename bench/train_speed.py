@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import engine
 from train import TrainConfig
 from vrhcaby.base.config import load_config
-from vrhcaby.learn.td import Trainer
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.encode import get_encoding
 from vrhcaby.nn.net import NetConfig, build_model, equity, invert, joint, outcome
 

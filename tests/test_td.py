@@ -8,16 +8,13 @@ import torch
 
 import engine
 from tests.test_net import random_positions
-from vrhcaby.learn.td import (
-    Episodes,
-    Learner,
-    SelfPlay,
-    TDConfig,
-    Trainer,
-    lambda_returns,
-    segment_argmax,
-    weights_from_model,
-)
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import TDConfig
+from vrhcaby.learn.episodes import Episodes
+from vrhcaby.learn.learner import Learner
+from vrhcaby.learn.returns import lambda_returns
+from vrhcaby.learn.selfplay import SelfPlay, segment_argmax, weights_from_model
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.encode import encode_tesauro
 from vrhcaby.nn.lawful import obey_rules
 from vrhcaby.nn.net import Evaluator, NetConfig, equity, invert, joint, outcome
@@ -108,7 +105,7 @@ def test_batched_update_equals_one_game_trace_reference(lam: float) -> None:
     before = [p.detach().clone() for p in model.parameters()]
     alpha = 0.5
     sgd = torch.optim.SGD(model.parameters(), lr=alpha)
-    learner = Learner(model, sgd, net, torch.device("cpu"))
+    learner = Learner(model, sgd, Backgammon(net, "standard"), torch.device("cpu"))
     stats = learner.update(episodes, lam)
     n = sum(len(s) - 1 for s, _, _ in games)
     assert stats.positions == n

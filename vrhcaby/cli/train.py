@@ -11,9 +11,9 @@ the newest checkpoint), then the loop: a self-play round and its TD(λ) updates,
 periodic evaluation (backgammon: against fixed opponents; six-dice: the mean final total
 against the exact optimum), checkpoints. Ctrl-C saves a checkpoint of the last completed
 round, so `--resume` continues exactly (same dice, same weights). The algorithm itself
-lives in `vrhcaby.learn.td`, the game learnt in a `vrhcaby.learn.td.Game` (`game` in the config);
-`--backend ray` moves backgammon self-play onto Ray workers and keeps the learner here
-(`vrhcaby.play.ray`).
+lives in `vrhcaby.learn` (`trainer.Trainer`), the game learnt in a `vrhcaby.learn.game.Game`
+(`game` in the config); `--backend ray` moves backgammon self-play onto Ray workers and
+keeps the learner here (`vrhcaby.learn.ray`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,11 @@ import torch
 from agents import load_agent
 from vrhcaby.base.config import format_table, load_config, to_dict
 from vrhcaby.cli.common import Parser, cpu_count
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import EvalConfig, TDConfig
+from vrhcaby.learn.game import Evaluation, Game
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
-from vrhcaby.learn.td import Backgammon, EvalConfig, Evaluation, Game, TDConfig, Trainer
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.ray import check_backend
