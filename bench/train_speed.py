@@ -29,8 +29,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import engine
-from train import TrainConfig
 from vrhcaby.base.config import load_config
+from vrhcaby.cli.train import TrainConfig
 from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.encode import get_encoding
 from vrhcaby.nn.net import NetConfig, build_model, equity, invert, joint, outcome
