@@ -10,9 +10,9 @@ the newest checkpoint), then the loop: a self-play round and its TD(λ) updates,
 periodic evaluation (backgammon: against fixed opponents; six-dice: the mean final total
 against the exact optimum), checkpoints. Ctrl-C saves a checkpoint of the last completed
 round, so `--resume` continues exactly (same dice, same weights). The algorithm itself
-lives in `vrhcaby.learn.td`, the game learnt in a `vrhcaby.learn.td.Game` (`game` in the config);
-`--backend ray` moves backgammon self-play onto Ray workers and keeps the learner here
-(`vrhcaby.play.ray`).
+lives in `vrhcaby.learn` (`trainer.Trainer`), the game learnt in a `vrhcaby.learn.game.Game`
+(`game` in the config); `--backend ray` moves backgammon self-play onto Ray workers and
+keeps the learner here (`vrhcaby.learn.ray`).
 """
 
 import sys

@@ -4,11 +4,11 @@ how many workers one learner can feed.
     python bench/ray_scaling.py [--config configs/quick.toml] [--workers 1 2] [--seconds 20]
 
 Every figure counts whole learned games (self-play and TD(λ) updates). The local row is
-the single-process batched trainer (`td.Trainer`); the Ray rows are `RayTrainer` on a
-local Ray instance with that many workers (the learner in this process). Separately, on
-one batch of games, it times self-play and the learner's updates alone: one learner can
-feed about (learner games/s) / (one worker's games/s) workers before it, not the workers,
-bounds the speed.
+the single-process batched trainer (`vrhcaby.learn.trainer.Trainer`); the Ray rows are
+`RayTrainer` on a local Ray instance with that many workers (the learner in this
+process). Separately, on one batch of games, it times self-play and the learner's updates
+alone: one learner can feed about (learner games/s) / (one worker's games/s) workers
+before it, not the workers, bounds the speed.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.train import TrainConfig
+from vrhcaby.learn.learner import scheduled
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
-from vrhcaby.learn.td import Trainer, scheduled
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.play.ray import connect
 
 

@@ -32,7 +32,7 @@ import engine
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.train import TrainConfig
 from vrhcaby.equity.outcomes import equity, invert, outcome
-from vrhcaby.learn.td import Trainer
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.encode import get_encoding
 from vrhcaby.nn.net import NetConfig, build_model, joint
 

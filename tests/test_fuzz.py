@@ -32,7 +32,8 @@ from agents import load_agent
 from vrhcaby.base.config import ConfigError, flatten, load_config
 from vrhcaby.cli import main as cli
 from vrhcaby.cli import train
-from vrhcaby.learn.td import TDConfig, Trainer
+from vrhcaby.learn.config import TDConfig
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig, load_evaluator
 from vrhcaby.sixdice.learner import SheetNetConfig, SixDice, load_net

@@ -10,7 +10,9 @@ import torch
 
 from agents import load_agent
 from tests.gnubg_oracle import GnubgEvaluator
-from vrhcaby.learn.td import Backgammon, EvalConfig, TDConfig, Trainer
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import EvalConfig, TDConfig
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.net import NetConfig, equity, load_evaluator
 from vrhcaby.play.judge import Judged, gnubg_equities, judged_games
 

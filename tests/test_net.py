@@ -14,7 +14,7 @@ import torch
 
 import engine
 from vrhcaby.equity.outcomes import equity, invert, outcome
-from vrhcaby.learn.td import weights_from_model
+from vrhcaby.learn.selfplay import weights_from_model
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.encode import get_encoding
 from vrhcaby.nn.lawful import obey_rules

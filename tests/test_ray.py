@@ -20,7 +20,8 @@ from agents import load_agent
 from vrhcaby.base.config import load_config
 from vrhcaby.cli import tournament as tournament_command
 from vrhcaby.cli import train
-from vrhcaby.learn.td import SelfPlay, Trainer
+from vrhcaby.learn.selfplay import SelfPlay
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.play.tournament import CHUNK, play_pair
 

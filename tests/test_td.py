@@ -9,16 +9,13 @@ import torch
 import engine
 from tests.test_net import random_positions
 from vrhcaby.equity.outcomes import equity, invert, outcome
-from vrhcaby.learn.td import (
-    Episodes,
-    Learner,
-    SelfPlay,
-    TDConfig,
-    Trainer,
-    lambda_returns,
-    segment_argmax,
-    weights_from_model,
-)
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import TDConfig
+from vrhcaby.learn.episodes import Episodes
+from vrhcaby.learn.learner import Learner
+from vrhcaby.learn.returns import lambda_returns
+from vrhcaby.learn.selfplay import SelfPlay, weights_from_model
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.encode import encode_tesauro
 from vrhcaby.nn.lawful import obey_rules
 from vrhcaby.nn.net import Evaluator, NetConfig, joint
@@ -109,7 +106,7 @@ def test_batched_update_equals_one_game_trace_reference(lam: float) -> None:
     before = [p.detach().clone() for p in model.parameters()]
     alpha = 0.5
     sgd = torch.optim.SGD(model.parameters(), lr=alpha)
-    learner = Learner(model, sgd, net, torch.device("cpu"))
+    learner = Learner(model, sgd, Backgammon(net, "standard"), torch.device("cpu"))
     stats = learner.update(episodes, lam)
     n = sum(len(s) - 1 for s, _, _ in games)
     assert stats.positions == n
@@ -189,17 +186,6 @@ def test_lambda_returns_with_rewards_expected_backups_and_cut_games(lam: float) 
                 terms.append((lam**longest, realised + seen(t, n - 1, final[g, 0])))
             expected = sum(w * r for w, r in terms)
             assert got[t, g, 0] == pytest.approx(expected, abs=1e-9), (g, t)
-
-
-def test_segment_argmax_matches_a_loop() -> None:
-    rng = np.random.default_rng(3)
-    counts = rng.integers(1, 6, size=200)
-    values = rng.integers(0, 4, size=counts.sum()).astype(float)  # many ties
-    got = segment_argmax(values, counts)
-    start = 0
-    for i, c in enumerate(counts):
-        assert got[i] == start + int(np.argmax(values[start : start + c]))
-        start += c
 
 
 def play(seed: int, n_games: int = 6, epsilon: float = 0.0):

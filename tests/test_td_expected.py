@@ -11,7 +11,11 @@ import torch
 
 import engine
 from agents.td import TDAgent
-from vrhcaby.learn.td import Backgammon, Learner, SelfPlay, TDConfig, Trainer, weights_from_model
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import TDConfig
+from vrhcaby.learn.learner import Learner
+from vrhcaby.learn.selfplay import SelfPlay, weights_from_model
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.lawful import obey_rules
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model, joint
@@ -97,7 +101,7 @@ def test_the_learner_steps_towards_the_backups() -> None:
     with torch.no_grad():  # both sides of the loss obey the rules (bear-offs: the database)
         p = obey_rules(states, joint(model(x)).numpy())
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-    stats = Learner(model, optimizer, net, CPU).update(episodes, lam=0.0)
+    stats = Learner(model, optimizer, Backgammon(net, "standard"), CPU).update(episodes, lam=0.0)
     target = obey_rules(states, episodes.backups[trained])
     want = 0.5 * ((target - p) ** 2).sum() / len(p)
     assert stats.loss == pytest.approx(want, rel=1e-4)
@@ -121,7 +125,7 @@ def test_a_trainer_on_expected_backups_learns_and_its_config_is_checked() -> Non
 
 
 def test_the_device_evaluator_agrees_with_the_numpy_one() -> None:
-    from vrhcaby.learn.td import _TorchEvaluator
+    from vrhcaby.learn.selfplay import _TorchEvaluator
 
     sp, model = shipped_selfplay()
     boards = np.repeat(engine.Position.start().board[None], 21, axis=0)

@@ -11,7 +11,9 @@ import torch
 
 import engine
 from engine import bearoff
-from vrhcaby.learn.td import Episodes, Learner
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.episodes import Episodes
+from vrhcaby.learn.learner import Learner
 from vrhcaby.nn.bearoff_db import database
 from vrhcaby.nn.net import NetConfig, build_model, joint
 
@@ -112,7 +114,8 @@ def test_targets_equal_the_lambda_returns_with_the_rules_applied_by_hand(lam: fl
     episodes = episodes_of(games)
     torch.manual_seed(0)
     model = build_model(NET)
-    learner = Learner(model, torch.optim.SGD(model.parameters(), lr=0.1), NET, CPU)
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    learner = Learner(model, sgd, Backgammon(NET, "standard"), CPU)
     got = learner.targets(episodes, lam)
     want, kinds = {}, []
     for game, (states, won) in enumerate(games):
@@ -137,7 +140,8 @@ def test_outputs_the_rules_decide_give_no_gradient() -> None:
     torch.manual_seed(1)
     model = build_model(NET)
     before = [p.detach().clone() for p in model.parameters()]
-    learner = Learner(model, torch.optim.SGD(model.parameters(), lr=0.5), NET, CPU)
+    sgd = torch.optim.SGD(model.parameters(), lr=0.5)
+    learner = Learner(model, sgd, Backgammon(NET, "standard"), CPU)
     small = random_game(*HOME, seed=8)
     assert all(by_hand(b, np.ones(5))[1] in ("one-sided", "two-sided", "over") for b in small[0])
     stats = learner.update(episodes_of([small]), 0.7)

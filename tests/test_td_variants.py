@@ -22,17 +22,13 @@ from tests.test_encode import rich_reference, tesauro_reference
 from vrhcaby.base.config import load_config
 from vrhcaby.cli import train
 from vrhcaby.equity.outcomes import equity, invert, outcome
-from vrhcaby.learn.td import (
-    Episodes,
-    Learner,
-    SelfPlay,
-    TDConfig,
-    Trainer,
-    lambda_returns,
-    start_boards,
-    variant_net,
-    weights_from_model,
-)
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import TDConfig
+from vrhcaby.learn.episodes import Episodes
+from vrhcaby.learn.learner import Learner
+from vrhcaby.learn.returns import lambda_returns
+from vrhcaby.learn.selfplay import SelfPlay, start_boards, variant_net, weights_from_model
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.encode import encode_rich, encode_variant, variant_units, waiting_on_bar
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model, joint, load_evaluator
@@ -323,9 +319,8 @@ def test_learner_sees_extra_turns_and_matches_a_plain_update() -> None:
     net = NetConfig(hidden=(5,), variant_inputs=True)
     model, reference = build_model(net), build_model(net)
     reference.load_state_dict(model.state_dict())
-    learner = Learner(
-        model, torch.optim.SGD(model.parameters(), lr=alpha), net, torch.device("cpu")
-    )
+    sgd = torch.optim.SGD(model.parameters(), lr=alpha)
+    learner = Learner(model, sgd, Backgammon(net, "acey-deucey"), torch.device("cpu"))
     learner.update(episodes, lam)
     total = torch.zeros(())
     n = 0

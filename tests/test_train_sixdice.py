@@ -14,7 +14,11 @@ import torch
 from engine import sixdice as sd
 from tests.test_train import Result, one_line_error
 from vrhcaby.cli import train
-from vrhcaby.learn.td import Episodes, Learner, TDConfig, Trainer, lambda_returns
+from vrhcaby.learn.config import TDConfig
+from vrhcaby.learn.episodes import Episodes
+from vrhcaby.learn.learner import Learner
+from vrhcaby.learn.returns import lambda_returns
+from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.sixdice import learner as st
 from vrhcaby.sixdice import players as ag

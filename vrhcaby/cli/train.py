@@ -11,9 +11,9 @@ the newest checkpoint), then the loop: a self-play round and its TD(λ) updates,
 periodic evaluation (backgammon: against fixed opponents; six-dice: the mean final total
 against the exact optimum), checkpoints. Ctrl-C saves a checkpoint of the last completed
 round, so `--resume` continues exactly (same dice, same weights). The algorithm itself
-lives in `vrhcaby.learn.td`, the game learnt in a `vrhcaby.learn.td.Game` (`game` in the config);
-`--backend ray` moves backgammon self-play onto Ray workers and keeps the learner here
-(`vrhcaby.play.ray`).
+lives in `vrhcaby.learn` (`trainer.Trainer`), the game learnt in a `vrhcaby.learn.game.Game`
+(`game` in the config); `--backend ray` moves backgammon self-play onto Ray workers and
+keeps the learner here (`vrhcaby.learn.ray`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,11 @@ import torch
 from agents import load_agent
 from vrhcaby.base.config import format_table, load_config, to_dict
 from vrhcaby.cli.common import Parser, cpu_count
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import EvalConfig, TDConfig
+from vrhcaby.learn.game import Evaluation, Game
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
-from vrhcaby.learn.td import Backgammon, EvalConfig, Evaluation, Game, TDConfig, Trainer
+from vrhcaby.learn.trainer import RoundStats, Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.ray import check_backend
@@ -215,8 +218,9 @@ def report(game: Game, latest_eval: dict[str, Any], cfg: TrainConfig) -> Evaluat
     return game.report({k: v for k, v in latest_eval.items() if k != "games"}, cfg.eval)
 
 
-def run(args: argparse.Namespace) -> int:
-    # --- configuration --------------------------------------------------------------
+def configure(args: argparse.Namespace) -> tuple[TrainConfig, torch.device]:
+    """The run's configuration (the file, then --set, --device, --workers) and its torch
+    device, checked against the command line; torch's threads set; the config printed."""
     overrides = list(args.set or [])
     if args.device:
         overrides.append(f"device={args.device}")
@@ -233,146 +237,182 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--address and --workers are for --backend ray")
     torch.set_num_threads(learner_threads(cfg, args.backend, args.address))
     print(f"resolved config:\n{format_table(cfg)}", flush=True)
+    return cfg, device
 
-    # --- the trainer, fresh or resumed ---------------------------------------------------
-    ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
-    game = make_game(cfg)
-    check_opponents(cfg)
-    local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
-    trainer: Trainer | RayTrainer = local
+
+@dataclass
+class RunRecord:
+    """What a run carries from round to round and writes into every checkpoint: where its
+    logs go, the best evaluation score so far and the latest evaluation."""
+
+    cfg: TrainConfig
+    ckdir: checkpoint.CheckpointDir
+    run_dir: Path
     best: float | None = None
-    latest_eval: dict[str, Any] = {}
-    for stale in ckdir.remove_stale():
-        print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
-    if args.resume:
-        path, arrays, meta, skipped = ckdir.latest_sound()
-        for reason in skipped:
-            print(f"skipped {reason}", file=sys.stderr)
-        restore("resume from", path, lambda: local.load_state(arrays, meta))
-        run_dir = Path(meta.get("run_dir") or new_run_dir(cfg))
-        best = meta.get("best")
-        latest_eval = meta.get("evaluation", {})
-        newest = " (the newest sound checkpoint)" if skipped else ""
-        print(f"resumed {path} at {trainer.games} games{newest}", flush=True)
-        saved_by = meta.get("best_by", "ppg")
-        if best is not None and saved_by != cfg.eval.best_by:
-            best = None  # a score on the other scale: the next evaluation is the best so far
-            print(
-                f"eval.best_by is now {cfg.eval.best_by!r}, not {saved_by!r}: "
-                "the next evaluation starts a new best",
-                flush=True,
-            )
-    else:
-        if ckdir.latest() is not None:
-            raise ValueError(
-                f"run {cfg.name!r} already has checkpoints in {ckdir.directory}; "
-                "pass --resume to continue it or --set name=OTHER for a new run"
-            )
-        run_dir = new_run_dir(cfg)
-        if cfg.init_from:
-            source = Path(cfg.init_from)
-            warm = checkpoint.load(source, "backgammon")
-            restore("init_from", source, lambda: local.warm_start(*warm))
-            print(f"started from the network of {cfg.init_from}", flush=True)
-    if args.backend == "ray":  # self-play on the cluster; the learner stays here
-        trainer = RayTrainer(local, cfg.ray, args.address)
+    latest_eval: dict[str, Any] = field(default_factory=dict)
 
-    from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
-
-    writer = SummaryWriter(str(run_dir), purge_step=trainer.games or None)
-    writer.add_text("config", format_table(cfg), trainer.games)
-    writer.add_text("network", game.net.describe(), trainer.games)
-
-    def save(state: tuple[dict, dict], is_best: bool = False) -> Path:
+    def save(self, state: tuple[dict, dict], is_best: bool = False) -> Path:
+        """Write a trainer's `state` as the checkpoint of its games, with this record."""
         arrays, meta = state
         meta = {
             **meta,
-            "config": to_dict(cfg),
-            "run_dir": str(run_dir),
-            "best": best,
-            "best_by": cfg.eval.best_by,
-            "evaluation": latest_eval,
+            "config": to_dict(self.cfg),
+            "run_dir": str(self.run_dir),
+            "best": self.best,
+            "best_by": self.cfg.eval.best_by,
+            "evaluation": self.latest_eval,
             "version": code_version(),
         }
-        return ckdir.save(meta["games"], arrays, meta, best=is_best)
+        return self.ckdir.save(meta["games"], arrays, meta, best=is_best)
 
-    # --- the loop: self-play, learn, log, evaluate, checkpoint -----------------------------
-    bar = tqdm(total=cfg.games, initial=trainer.games, unit="game", disable=args.no_progress)
+
+def resume(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer) -> RunRecord:
+    """Restore `trainer` from the run's newest sound checkpoint; the record it saved."""
+    path, arrays, meta, skipped = ckdir.latest_sound()
+    for reason in skipped:
+        print(f"skipped {reason}", file=sys.stderr)
+    restore("resume from", path, lambda: trainer.load_state(arrays, meta))
+    record = RunRecord(
+        cfg=cfg,
+        ckdir=ckdir,
+        run_dir=Path(meta.get("run_dir") or new_run_dir(cfg)),
+        best=meta.get("best"),
+        latest_eval=meta.get("evaluation", {}),
+    )
+    newest = " (the newest sound checkpoint)" if skipped else ""
+    print(f"resumed {path} at {trainer.games} games{newest}", flush=True)
+    saved_by = meta.get("best_by", "ppg")
+    if record.best is not None and saved_by != cfg.eval.best_by:
+        record.best = None  # a score on the other scale: the next evaluation is the best so far
+        print(
+            f"eval.best_by is now {cfg.eval.best_by!r}, not {saved_by!r}: "
+            "the next evaluation starts a new best",
+            flush=True,
+        )
+    return record
+
+
+def start_fresh(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer) -> RunRecord:
+    """A new run (none of its checkpoints may exist), warm started from `init_from`."""
+    if ckdir.latest() is not None:
+        raise ValueError(
+            f"run {cfg.name!r} already has checkpoints in {ckdir.directory}; "
+            "pass --resume to continue it or --set name=OTHER for a new run"
+        )
+    record = RunRecord(cfg=cfg, ckdir=ckdir, run_dir=new_run_dir(cfg))
+    if cfg.init_from:
+        source = Path(cfg.init_from)
+        warm = checkpoint.load(source, "backgammon")
+        restore("init_from", source, lambda: trainer.warm_start(*warm))
+        print(f"started from the network of {cfg.init_from}", flush=True)
+    return record
+
+
+def log_round(
+    writer: Any, trainer: Trainer | RayTrainer, stats: RoundStats, seconds: float
+) -> dict[str, str]:
+    """A round's TensorBoard scalars; its progress-bar fields."""
+    g = trainer.games
+    writer.add_scalar("losses/loss", stats.update.loss, g)
+    writer.add_scalar("losses/td_error", stats.update.td_error, g)
+    writer.add_scalar("losses/abs_td_error", stats.update.abs_td_error, g)
+    writer.add_scalar("charts/games_per_s", stats.games / seconds, g)
+    writer.add_scalar("charts/plies_per_s", stats.plies / seconds, g)
+    writer.add_scalar("charts/positions_evaluated_per_s", stats.evaluated / seconds, g)
+    writer.add_scalar("charts/learning_rate", stats.lr, g)
+    writer.add_scalar("charts/lambda", stats.lam, g)
+    charts = {
+        "gammon_rate": stats.gammon_rate,
+        "backgammon_rate": stats.backgammon_rate,
+        **stats.charts,
+    }
+    for key, value in charts.items():
+        if value is not None:
+            writer.add_scalar(f"charts/{key}", value, g)
+    if isinstance(trainer, RayTrainer):
+        for key, value in trainer.scalars().items():
+            writer.add_scalar(key, value, g)
+    return {
+        "games/s": f"{stats.games / seconds:.0f}",
+        "plies/s": f"{stats.plies / seconds:.0f}",
+    }
+
+
+def evaluate(record: RunRecord, trainer: Trainer, writer: Any) -> bool:
+    """Evaluate the network, log it and keep it as the record's latest; whether it is the
+    best so far."""
+    cfg, g = record.cfg, trainer.games
+    record.latest_eval = {"games": g, **trainer.evaluate(cfg.eval, to_dict(cfg))}
+    result = report(trainer.game, record.latest_eval, cfg)
+    for key, value in result.scalars.items():
+        writer.add_scalar(f"eval/{key}", value, g)
+    is_best = record.best is None or result.score > record.best
+    record.best = result.score if is_best else record.best
+    return is_best
+
+
+class StopSignal:
+    """Ctrl-C or SIGTERM (a scheduler's stop): finish the round, save it and stop; a second
+    one stops at once, saving the round's start. Raising inside the round could land in
+    numba's or torch's machinery, which does not always let it through."""
+
+    def __init__(self) -> None:
+        self.by: signal.Signals | None = None
+        """The signal that asked to stop (None: none yet)."""
+
+    def __call__(self, signum: int, _frame: Any) -> None:
+        if self.by is not None:
+            raise KeyboardInterrupt
+        self.by = signal.Signals(signum)
+        print(f"{self.by.name}: stopping after this round (again: at once)", file=sys.stderr)
+
+
+def train(
+    record: RunRecord,
+    trainer: Trainer | RayTrainer,
+    local: Trainer,
+    writer: Any,
+    no_progress: bool,
+) -> int:
+    """The loop: self-play, learn, log, evaluate, checkpoint, until the run's games are
+    played or a signal stops it (its exit status: 0, or 128 + the signal)."""
+    from tqdm import tqdm
+
+    cfg = record.cfg
+    bar = tqdm(total=cfg.games, initial=trainer.games, unit="game", disable=no_progress)
     next_eval = cfg.eval.every * (trainer.games // cfg.eval.every + 1) if cfg.eval.every else 0
     next_save = cfg.checkpoint_every * (trainer.games // cfg.checkpoint_every + 1)
     state = trainer.state()
-    stopped_by: signal.Signals | None = None
-
-    def stop(signum: int, _frame: Any) -> None:
-        """Ctrl-C or SIGTERM (a scheduler's stop): finish the round, save it and stop; a
-        second one stops at once, saving the round's start. Raising inside the round could
-        land in numba's or torch's machinery, which does not always let it through."""
-        nonlocal stopped_by
-        if stopped_by is not None:
-            raise KeyboardInterrupt
-        stopped_by = signal.Signals(signum)
-        print(f"{stopped_by.name}: stopping after this round (again: at once)", file=sys.stderr)
-
+    stop = StopSignal()
     # Also SIGINT when a shell that started the run in the background told it to ignore it.
     handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while trainer.games < cfg.games and stopped_by is None:
+        while trainer.games < cfg.games and stop.by is None:
             state = trainer.state()  # what Ctrl-C saves: the start of this round
             started = time.perf_counter()
             stats = trainer.round()
-            seconds = time.perf_counter() - started
-            g = trainer.games
-            writer.add_scalar("losses/loss", stats.update.loss, g)
-            writer.add_scalar("losses/td_error", stats.update.td_error, g)
-            writer.add_scalar("losses/abs_td_error", stats.update.abs_td_error, g)
-            writer.add_scalar("charts/games_per_s", stats.games / seconds, g)
-            writer.add_scalar("charts/plies_per_s", stats.plies / seconds, g)
-            writer.add_scalar("charts/positions_evaluated_per_s", stats.evaluated / seconds, g)
-            writer.add_scalar("charts/learning_rate", stats.lr, g)
-            writer.add_scalar("charts/lambda", stats.lam, g)
-            charts = {
-                "gammon_rate": stats.gammon_rate,
-                "backgammon_rate": stats.backgammon_rate,
-                **stats.charts,
-            }
-            for key, value in charts.items():
-                if value is not None:
-                    writer.add_scalar(f"charts/{key}", value, g)
-            if isinstance(trainer, RayTrainer):
-                for key, value in trainer.scalars().items():
-                    writer.add_scalar(key, value, g)
+            postfix = log_round(writer, trainer, stats, time.perf_counter() - started)
             bar.update(stats.games)
-            postfix = {
-                "games/s": f"{stats.games / seconds:.0f}",
-                "plies/s": f"{stats.plies / seconds:.0f}",
-            }
-
+            g = trainer.games
             is_best = False
             if next_eval and (g >= next_eval or g >= cfg.games):
-                latest_eval = {"games": g, **local.evaluate(cfg.eval, to_dict(cfg))}
-                result = report(game, latest_eval, cfg)
-                for key, value in result.scalars.items():
-                    writer.add_scalar(f"eval/{key}", value, g)
-                is_best = best is None or result.score > best
-                best = result.score if is_best else best
+                is_best = evaluate(record, local, writer)
                 next_eval += cfg.eval.every
-            if latest_eval:
-                postfix.update(report(game, latest_eval, cfg).postfix)
+            if record.latest_eval:
+                postfix.update(report(local.game, record.latest_eval, cfg).postfix)
             bar.set_postfix(postfix)
-
             if is_best or g >= next_save or g >= cfg.games:
-                save(trainer.state(), is_best)
+                record.save(trainer.state(), is_best)
                 next_save = cfg.checkpoint_every * (g // cfg.checkpoint_every + 1)
-        if stopped_by is not None:
+        if stop.by is not None:
             state = trainer.state()  # the round is complete
             raise KeyboardInterrupt
     except KeyboardInterrupt:
         bar.close()
-        stopped_by = stopped_by or signal.SIGINT
+        stopped_by = stop.by or signal.SIGINT
         for sig in handlers:  # from here on a signal cannot cut the last save short
             signal.signal(sig, signal.SIG_IGN)
-        path = save(state)
+        path = record.save(state)
         print(
             f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",
             file=sys.stderr,
@@ -381,11 +421,41 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+    bar.close()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """A training run: its config and device, the trainer (fresh or resumed), the loop,
+    and the shutdown (logs closed, Ray workers stopped)."""
+    cfg, device = configure(args)
+    ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
+    game = make_game(cfg)
+    check_opponents(cfg)
+    local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
+    for stale in ckdir.remove_stale():
+        print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
+    record = resume(cfg, ckdir, local) if args.resume else start_fresh(cfg, ckdir, local)
+    trainer: Trainer | RayTrainer = local
+    if args.backend == "ray":  # self-play on the cluster; the learner stays here
+        trainer = RayTrainer(local, cfg.ray, args.address)
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(record.run_dir), purge_step=trainer.games or None)
+    writer.add_text("config", format_table(cfg), trainer.games)
+    writer.add_text("network", game.net.describe(), trainer.games)
+    try:
+        status = train(record, trainer, local, writer, args.no_progress)
+    finally:
         writer.close()
         if isinstance(trainer, RayTrainer):
             trainer.close()
-    bar.close()
-    print(f"done: {trainer.games} games; checkpoints in {ckdir.directory}, logs in {run_dir}")
+    if status:
+        return status
+    print(
+        f"done: {trainer.games} games; checkpoints in {ckdir.directory}, logs in {record.run_dir}"
+    )
     return 0
 
 

@@ -46,6 +46,8 @@ __all__ = [
     "CONTACT_EFFICIENCY",
     "GNUBG_EFFICIENCY",
     "GNUBG_PYPI_EFFICIENCY",
+    "CubeAction",
+    "CubeChoice",
     "CubeDecision",
     "CubeOwner",
     "Efficiency",
@@ -207,7 +209,7 @@ class CubeDecision:
     match-play MWCs (``None`` for money).
     """
 
-    action: Literal["no double", "double, take", "double, pass", "too good"]
+    action: CubeAction
     detail: str
     double: bool
     take: bool
@@ -227,27 +229,55 @@ class CubeDecision:
     cubeless_mwc: float | None = None
 
 
-def _decide(
-    nd: float, dt: float, dp: float, *, beavers: bool, redouble: bool
-) -> tuple[str, str, bool, bool, bool, float]:
-    """GNU Backgammon's FindBestCubeDecision: (action, detail, double, take, beaver, optimal)."""
+CubeAction = Literal["no double", "double, take", "double, pass", "too good"]
+
+
+@dataclass(frozen=True)
+class CubeChoice:
+    """The best cube action given the equities of no double, double/take, double/pass."""
+
+    action: CubeAction
+    detail: str
+    """GNU Backgammon's wording, e.g. "Redouble, take"."""
+    double: bool
+    take: bool
+    beaver: bool
+    optimal: float
+    """The equity of the best choices of both sides."""
+
+
+def _decide(nd: float, dt: float, dp: float, *, beavers: bool, redouble: bool) -> CubeChoice:
+    """GNU Backgammon's FindBestCubeDecision."""
     re = "re" if redouble else ""
     take = dt < dp
     beaver = beavers and -2.0 <= dt <= 0.0
+
+    def choice(
+        action: CubeAction, detail: str, double: bool, take: bool, beaver: bool, optimal: float
+    ) -> CubeChoice:
+        return CubeChoice(
+            action=action,
+            detail=detail.capitalize(),
+            double=double,
+            take=take,
+            beaver=beaver,
+            optimal=optimal,
+        )
+
     if dt >= nd and dp >= nd:
         if not take:
-            return "double, pass", f"{re}double, pass".capitalize(), True, False, False, dp
+            return choice("double, pass", f"{re}double, pass", True, False, False, dp)
         if beaver:
             if 2.0 * dt < nd:
-                return "no double", f"no {re}double, beaver".capitalize(), False, True, True, nd
-            return "double, take", f"{re}double, beaver".capitalize(), True, True, True, dt
-        return "double, take", f"{re}double, take".capitalize(), True, True, False, dt
+                return choice("no double", f"no {re}double, beaver", False, True, True, nd)
+            return choice("double, take", f"{re}double, beaver", True, True, True, dt)
+        return choice("double, take", f"{re}double, take", True, True, False, dt)
     if nd > dt and dt <= dp < nd:
-        return "too good", f"too good to {re}double, take".capitalize(), False, True, False, nd
+        return choice("too good", f"too good to {re}double, take", False, True, False, nd)
     if dp < nd and dp < dt:
-        return "too good", f"too good to {re}double, pass".capitalize(), False, False, False, nd
+        return choice("too good", f"too good to {re}double, pass", False, False, False, nd)
     kind = "beaver" if beaver else "take"
-    return "no double", f"no {re}double, {kind}".capitalize(), False, True, beaver, nd
+    return choice("no double", f"no {re}double, {kind}", False, True, beaver, nd)
 
 
 def _errors(nd: float, dt: float, dp: float, beaver: bool) -> tuple[float, float]:
@@ -290,22 +320,52 @@ def money_cube_decision(
     if cube_owner not in ("centre", "me") or 2 * cube_value > max_cube:
         return _unavailable(nd, cubeless, cube_owner)
     dt = 2.0 * float(cubeful_equity(arr, "opponent", x))
-    action, detail, double, take, beaver, optimal = _decide(
-        nd, dt, 1.0, beavers=beavers, redouble=cube_owner == "me"
+    best = _decide(nd, dt, 1.0, beavers=beavers, redouble=cube_owner == "me")
+    doubler_error, taker_error = _errors(nd, dt, 1.0, best.beaver)
+    return CubeDecision(
+        action=best.action,
+        detail=best.detail,
+        double=best.double,
+        take=best.take,
+        beaver=best.beaver,
+        available=True,
+        nd=nd,
+        dt=dt,
+        dp=1.0,
+        optimal=best.optimal,
+        cubeless=cubeless,
+        doubler_error=doubler_error,
+        taker_error=taker_error,
     )
-    doubler_error, taker_error = _errors(nd, dt, 1.0, beaver)
-    return CubeDecision(
-        action, detail, double, take, beaver, True, nd, dt, 1.0, optimal, cubeless,
-        doubler_error, taker_error,
-    )  # fmt: skip
 
 
-def _unavailable(nd: float, cubeless: float, cube_owner: str, **mwc: float | None) -> CubeDecision:
-    detail = "Cube dead" if cube_owner == "dead" else "Cube not available"
+def _unavailable(
+    nd: float,
+    cubeless: float,
+    cube_owner: str,
+    *,
+    nd_mwc: float | None = None,
+    cubeless_mwc: float | None = None,
+) -> CubeDecision:
+    """The decision when the side on roll may not double: no double (match play: its MWCs)."""
     return CubeDecision(
-        "no double", detail, False, False, False, False, nd, math.nan, math.nan, nd, cubeless,
-        0.0, 0.0, **mwc,
-    )  # fmt: skip
+        action="no double",
+        detail="Cube dead" if cube_owner == "dead" else "Cube not available",
+        double=False,
+        take=False,
+        beaver=False,
+        available=False,
+        nd=nd,
+        dt=math.nan,
+        dp=math.nan,
+        optimal=nd,
+        cubeless=cubeless,
+        doubler_error=0.0,
+        taker_error=0.0,
+        nd_mwc=nd_mwc,
+        optimal_mwc=nd_mwc,
+        cubeless_mwc=cubeless_mwc,
+    )
 
 
 def _match_args(away_me: int, away_opp: int, crawford: bool, met: MatchEquityTable) -> None:
@@ -405,14 +465,28 @@ def match_cube_decision(
     _check_owner(cube_owner)
     _check_cube(cube_value, max_cube)
     _match_args(away_me, away_opp, crawford, met)
-    score = {"crawford": crawford, "met": met}
 
     def emg(mwc: float) -> float:
-        return float(mwc_to_emg(mwc, away_me, away_opp, cube_value, **score))
+        return float(mwc_to_emg(mwc, away_me, away_opp, cube_value, crawford=crawford, met=met))
 
-    cubeless_mwc = float(mwc_from_probabilities(arr, away_me, away_opp, cube_value, **score))
-    common = {"away_me": away_me, "away_opp": away_opp, "crawford": crawford, "x": x, "met": met}
-    nd_mwc = float(match_cubeful_mwc(arr, cube_value=cube_value, cube_owner=cube_owner, **common))
+    def cubeful_mwc(value: int, owner: CubeOwner) -> float:
+        return float(
+            match_cubeful_mwc(
+                arr,
+                away_me=away_me,
+                away_opp=away_opp,
+                cube_value=value,
+                cube_owner=owner,
+                crawford=crawford,
+                x=x,
+                met=met,
+            )
+        )
+
+    cubeless_mwc = float(
+        mwc_from_probabilities(arr, away_me, away_opp, cube_value, crawford=crawford, met=met)
+    )
+    nd_mwc = cubeful_mwc(cube_value, cube_owner)
     can_double = (
         cube_owner in ("centre", "me")
         and not crawford
@@ -421,23 +495,33 @@ def match_cube_decision(
     )
     if not can_double:
         return _unavailable(
-            emg(nd_mwc), emg(cubeless_mwc), cube_owner,
-            nd_mwc=nd_mwc, optimal_mwc=nd_mwc, cubeless_mwc=cubeless_mwc,
-        )  # fmt: skip
-    dt_mwc = float(
-        match_cubeful_mwc(arr, cube_value=2 * cube_value, cube_owner="opponent", **common)
-    )
+            emg(nd_mwc), emg(cubeless_mwc), cube_owner, nd_mwc=nd_mwc, cubeless_mwc=cubeless_mwc
+        )
+    dt_mwc = cubeful_mwc(2 * cube_value, "opponent")
     dp_mwc = met.outcome(away_me, away_opp, cube_value, True, crawford=crawford)
     nd, dt, dp = emg(nd_mwc), emg(dt_mwc), emg(dp_mwc)
-    action, detail, double, take, _, optimal = _decide(
-        nd, dt, dp, beavers=False, redouble=cube_owner == "me"
-    )
+    best = _decide(nd, dt, dp, beavers=False, redouble=cube_owner == "me")
     doubler_error, taker_error = _errors(nd, dt, dp, False)
-    optimal_mwc = {nd: nd_mwc, dt: dt_mwc, dp: dp_mwc}[optimal]
     return CubeDecision(
-        action, detail, double, take, False, True, nd, dt, dp, optimal, emg(cubeless_mwc),
-        doubler_error, taker_error, nd_mwc, dt_mwc, dp_mwc, optimal_mwc, cubeless_mwc,
-    )  # fmt: skip
+        action=best.action,
+        detail=best.detail,
+        double=best.double,
+        take=best.take,
+        beaver=False,
+        available=True,
+        nd=nd,
+        dt=dt,
+        dp=dp,
+        optimal=best.optimal,
+        cubeless=emg(cubeless_mwc),
+        doubler_error=doubler_error,
+        taker_error=taker_error,
+        nd_mwc=nd_mwc,
+        dt_mwc=dt_mwc,
+        dp_mwc=dp_mwc,
+        optimal_mwc={nd: nd_mwc, dt: dt_mwc, dp: dp_mwc}[best.optimal],
+        cubeless_mwc=cubeless_mwc,
+    )
 
 
 _RESIGN_TOL = 1e-9

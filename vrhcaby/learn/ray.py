@@ -1,8 +1,8 @@
 """The Ray trainer: self-play spread over a Ray cluster, the learner in the driver.
 
 Training. Self-play *workers* (Ray actors, one CPU each) play batched rounds of games with
-`td.SelfPlay`, exactly as the local trainer does; the *learner* stays in the driver and
-applies `td.Learner.update` to the episodes as they arrive. The learner publishes its
+`selfplay.SelfPlay`, exactly as the local trainer does; the *learner* stays in the driver and
+applies `learner.Learner.update` to the episodes as they arrive. The learner publishes its
 weights with one `ray.put` every `broadcast_every` learned games (a new *version*); each
 task names the newest version's object-store reference and a worker reads the weights
 only when the version changed, so the model is never pickled per task. A worker gets its
@@ -26,7 +26,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from vrhcaby.learn.td import Episodes, RoundStats, SelfPlay, Trainer, UpdateStats, scheduled, set_lr
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.episodes import Episodes
+from vrhcaby.learn.learner import UpdateStats, scheduled, set_lr
+from vrhcaby.learn.selfplay import SelfPlay
+from vrhcaby.learn.trainer import RoundStats, Trainer
 from vrhcaby.nn.net import NetConfig, build_model
 from vrhcaby.play.ray import connect
 
@@ -59,7 +63,6 @@ class DistributedConfig:
             raise ValueError("ray.max_lag and ray.max_restarts must be 0 or more")
         if self.cpus_per_worker <= 0:
             raise ValueError(f"ray.cpus_per_worker must be positive, got {self.cpus_per_worker}")
-
 
 
 def _state_dict(weights: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
@@ -111,7 +114,8 @@ class _Task:
 
 
 class RayTrainer:
-    """A `td.Trainer` whose self-play runs on Ray workers; the same round/state interface.
+    """A backgammon `trainer.Trainer` whose self-play runs on Ray workers; the same
+    round/state interface.
 
     The wrapped trainer keeps the model, optimizer, games count and dice generator (which
     seeds the tasks), so checkpoints, resume and evaluation are those of a local run.
@@ -120,8 +124,11 @@ class RayTrainer:
     def __init__(
         self, trainer: Trainer, config: DistributedConfig, address: str | None = None
     ) -> None:
+        if not isinstance(trainer.game, Backgammon):
+            raise ValueError(f"the Ray trainer learns backgammon, not {trainer.game.name!r}")
         self.ray = connect(address)
         self.trainer = trainer
+        self.game: Backgammon = trainer.game
         self.config = config
         self.games_per_task = config.games_per_task or trainer.td.batch_games
         self.broadcast_every = config.broadcast_every or trainer.td.batch_games
@@ -145,7 +152,7 @@ class RayTrainer:
 
     def _new_worker(self) -> Any:
         return self._actor.remote(
-            self.trainer.net.to_dict(), self.trainer.variant, self.trainer.selfplay.expected
+            self.trainer.net.to_dict(), self.trainer.variant, self.game.expected
         )
 
     def _start(self, slot: int) -> None:
@@ -228,14 +235,7 @@ class RayTrainer:
             busy += time.perf_counter() - started
         self.version += 1
         self._weights = self.ray.put(trainer.weights())
-        positions = sum(s.positions for s in stats)
-        weight = [s.positions / max(positions, 1) for s in stats]
-        update = UpdateStats(
-            sum(w * s.loss for w, s in zip(weight, stats, strict=True)),
-            sum(w * s.td_error for w, s in zip(weight, stats, strict=True)),
-            sum(w * s.abs_td_error for w, s in zip(weight, stats, strict=True)),
-            positions,
-        )
+        update = UpdateStats.combined(stats)
         self._scalars = {
             "offpolicy/lag_mean": float(np.mean(lags)),
             "offpolicy/lag_max": float(max(lags)),

@@ -661,7 +661,8 @@ FEATURES: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
 
 def extends(name: str, base: str) -> bool:
     """Whether encoding `name` is encoding `base` with more units after it (or the same), so
-    that a network of `base` can grow into one of `name` (`vrhcaby.learn.td.Trainer.warm_start`)."""
+    that a network of `base` can grow into one of `name`
+    (`vrhcaby.learn.trainer.Trainer.warm_start`)."""
     order = list(ENCODINGS)  # each encoding is the one before it plus units at the end
     return order.index(name) >= order.index(base)
 

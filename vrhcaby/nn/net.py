@@ -29,10 +29,6 @@ import numpy as np
 from engine.variants import VARIANTS
 from vrhcaby.base.jit import in_numpy, lazy_jit
 from vrhcaby.equity.outcomes import equity
-
-# Until vrhcaby.learn.td imports them from vrhcaby.equity.outcomes (their home):
-from vrhcaby.equity.outcomes import invert as invert
-from vrhcaby.equity.outcomes import outcome as outcome
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.encode import (
     FEATURES,

@@ -1,5 +1,5 @@
 """The learned six-dice player: a small network valuing score-sheet states, trained by the
-project's TD(lambda) trainer (`vrhcaby.learn.td`, `vrhcaby train` with `game = "sixdice"`).
+project's TD(lambda) trainer (`vrhcaby.learn.trainer`, `vrhcaby train` with `game = "sixdice"`).
 
 The network values a sheet state (open categories, bonus points) as the points still to
 come, final bank included. The player plays each turn exactly for that valuation (the
@@ -18,7 +18,7 @@ values all banks of an open-set at once, so the expected backups of every open-s
 weighed as an option (each written category's sheet), at every bank it can hold, are
 nearly free: they join the round as episodes cut short after one state (`truncated`),
 trained on their backup, and teach the network what a banked point is worth. The shared
-`vrhcaby.learn.td.lambda_returns` blends the backups with the realised returns; the optimal
+`vrhcaby.learn.returns.lambda_returns` blends the backups with the realised returns; the optimal
 table is used only to measure the result.
 """
 
@@ -33,7 +33,9 @@ import torch
 from torch import nn
 
 from engine.sixdice import FREE_RETHROWS, N_CATEGORIES, OUTCOME_PROB, RuleError
-from vrhcaby.learn.td import Episodes, EvalConfig, Evaluation
+from vrhcaby.learn.config import EvalConfig
+from vrhcaby.learn.episodes import Episodes
+from vrhcaby.learn.game import Evaluation
 from vrhcaby.nn import checkpoint
 from vrhcaby.sixdice.players import (
     MAX_BANK,

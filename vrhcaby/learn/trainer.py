@@ -1,0 +1,232 @@
+"""The trainer of one run: the network, its optimizer, the dice generator and the games
+count; a round plays self-play games and learns from them, and its state is what a
+checkpoint saves and a resume restores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from vrhcaby.learn.backgammon import Backgammon
+from vrhcaby.learn.config import EvalConfig, TDConfig
+from vrhcaby.learn.game import Game
+from vrhcaby.learn.learner import Learner, UpdateStats, make_optimizer, scheduled, set_lr
+from vrhcaby.nn.encode import extends
+from vrhcaby.nn.net import NetConfig
+
+
+@dataclass
+class RoundStats:
+    """What one self-play round produced and learned."""
+
+    games: int
+    plies: int
+    evaluated: int
+    gammon_rate: float | None
+    """Fraction of games won with a gammon or backgammon (None: a game without gammons)."""
+    backgammon_rate: float | None
+    lr: float
+    lam: float
+    update: UpdateStats
+    charts: dict[str, float] = field(default_factory=dict)
+    """The game's other charts of the round's games (six-dice: mean_total)."""
+
+
+class Trainer:
+    """The network, its optimizer, the dice generator and the games count of one run.
+
+    `Trainer(net, td, variant, ...)` learns backgammon, `net` made `variant_net(net,
+    variant)` (an acey-deucey run gets the variant inputs); `Trainer.for_game` learns any
+    `Game`. `net` and `variant` are the game's.
+    """
+
+    def __init__(
+        self,
+        net: NetConfig,
+        td: TDConfig,
+        variant: str,
+        total_games: int,
+        seed: int,
+        device: torch.device,
+    ) -> None:
+        self._setup(Backgammon(net, variant, backup=td.backup), td, total_games, seed, device)
+
+    @classmethod
+    def for_game(
+        cls, game: Game, td: TDConfig, total_games: int, seed: int, device: torch.device
+    ) -> Trainer:
+        """A trainer of `game`."""
+        trainer = cls.__new__(cls)
+        trainer._setup(game, td, total_games, seed, device)
+        return trainer
+
+    def _setup(
+        self, game: Game, td: TDConfig, total_games: int, seed: int, device: torch.device
+    ) -> None:
+        self.game = game
+        self.net = game.net
+        self.variant = game.variant
+        self.td = td
+        self.total_games = total_games
+        self.device = device
+        torch.manual_seed(seed)
+        self.model = game.build_model().to(device)
+        self.optimizer = make_optimizer(self.model, td)
+        self.rng = np.random.default_rng(seed)
+        self.games = 0
+        self.selfplay = game.selfplay(self.model, device)
+        self.learner = Learner(self.model, self.optimizer, game, device)
+
+    def _chunks(self, episodes: int) -> list[np.ndarray]:
+        """The episode indices of each update of a round, every pass."""
+        parts = max(1, -(-episodes // self.td.games_per_update))
+        chunks = []
+        for _ in range(self.td.epochs):
+            order = torch.randperm(episodes).numpy() if self.td.shuffle else np.arange(episodes)
+            chunks += np.array_split(order, parts)
+        return chunks
+
+    def round(self) -> RoundStats:
+        """Play one round of self-play games and learn from them."""
+        progress = self.games / max(self.total_games, 1)
+        lr = scheduled(self.td.lr, self.td.lr_end, progress)
+        lam = scheduled(self.td.lam, self.td.lam_end, progress)
+        set_lr(self.optimizer, lr)
+        n = min(self.td.batch_games, self.total_games - self.games)
+        episodes = self.selfplay.play(n, self.rng, self.td.epsilon)
+        stats = []
+        for chunk in self._chunks(episodes.lengths.size):
+            stats.append(self.learner.update(episodes.select(chunk), lam))
+        update = UpdateStats.combined(stats)
+        self.games += n
+        charts = self.game.charts(episodes)
+        return RoundStats(
+            games=n,
+            plies=episodes.plies,
+            evaluated=episodes.evaluated,
+            gammon_rate=charts.pop("gammon_rate", None),
+            backgammon_rate=charts.pop("backgammon_rate", None),
+            lr=lr,
+            lam=lam,
+            update=update,
+            charts=charts,
+        )
+
+    def evaluate(self, config: EvalConfig, run: dict[str, Any]) -> dict[str, Any]:
+        """The game's evaluation of the current network (a JSON record)."""
+        return self.game.evaluate(self.model, config, run)
+
+    # --- state for checkpoints ---------------------------------------------------------
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """Model weights as numpy arrays named ``model/<layer>.<weight|bias>``."""
+        return {
+            f"model/{k}": v.detach().cpu().numpy().copy()
+            for k, v in self.model.state_dict().items()
+        }
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Everything needed to continue exactly: arrays and a JSON-able document."""
+        arrays = self.weights()
+        optim = self.optimizer.state_dict()
+        optim_meta: dict[str, Any] = {"param_groups": optim["param_groups"], "state": {}}
+        for idx, entry in optim["state"].items():
+            optim_meta["state"][str(idx)] = {}
+            for key, value in entry.items():
+                if torch.is_tensor(value) and value.ndim > 0:
+                    arrays[f"optim/{idx}/{key}"] = value.detach().cpu().numpy().copy()
+                    optim_meta["state"][str(idx)][key] = "array"
+                else:
+                    optim_meta["state"][str(idx)][key] = float(value)
+        arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
+        meta = {
+            "game": self.game.name,
+            "net": self.net.to_dict(),
+            "variant": self.variant,
+            "games": self.games,
+            "optimizer": optim_meta,
+            "rng": self.rng.bit_generator.state,
+        }
+        return arrays, meta
+
+    def warm_start(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        """Start from another backgammon run's network weights (not its optimizer, dice or
+        games played), grown to this run's network.
+
+        The saved network may have narrower hidden layers (as many, the same activation)
+        and an encoding that this network's extends (`vrhcaby.nn.encode.extends`). The inputs
+        and hidden units it lacks are added so that the network first plays exactly as the
+        saved one did: new inputs and new hidden units start with zero outgoing weight, new
+        hidden units with this run's own random incoming weights.
+        """
+        if meta.get("game", "backgammon") != "backgammon" or self.game.name != "backgammon":
+            raise ValueError("a warm start takes a backgammon network into a backgammon run")
+        saved = NetConfig.from_dict(meta["net"])
+        grows = (
+            saved.activation == self.net.activation
+            and saved.variant_inputs == self.net.variant_inputs
+            and len(saved.hidden) == len(self.net.hidden)
+            and all(a <= b for a, b in zip(saved.hidden, self.net.hidden, strict=True))
+            and (
+                saved.encoding == self.net.encoding
+                or (not saved.variant_inputs and extends(self.net.encoding, saved.encoding))
+            )
+        )
+        if not grows:
+            raise ValueError(
+                f"cannot start a {self.net.describe()} network from a {saved.describe()} one: "
+                "the activation and number of hidden layers must match, no layer may shrink, "
+                "and the encoding must be the same or one that extends it"
+            )
+        weights = {}
+        for name, fresh in self.model.state_dict().items():
+            if f"model/{name}" not in arrays:
+                raise ValueError(f"the checkpoint lacks weights model/{name}")
+            old = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
+            grown = fresh.clone()  # new hidden units keep their fresh incoming weights
+            grown[: old.shape[0]] = 0.0  # ... and old units get nothing from new inputs
+            grown[tuple(slice(0, n) for n in old.shape)] = old
+            weights[name] = grown
+        self.model.load_state_dict(weights)
+
+    def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        """Restore what `state` saved (weights, optimizer, RNGs, games played)."""
+        saved_game = meta.get("game", "backgammon")
+        if saved_game != self.game.name:
+            raise ValueError(
+                f"checkpoint learnt {saved_game!r} but the config asks for {self.game.name!r}"
+            )
+        saved_variant = meta.get("variant", self.variant)
+        if saved_variant != self.variant:
+            raise ValueError(
+                f"checkpoint learnt {saved_variant!r} but the config asks for {self.variant!r}"
+            )
+        saved = type(self.net).from_dict(meta["net"])
+        if saved != self.net:
+            raise ValueError(
+                f"checkpoint holds a {saved.describe()} network but the config asks for "
+                f"{self.net.describe()}"
+            )
+        self.model.load_state_dict(
+            {
+                k[len("model/") :]: torch.from_numpy(v)
+                for k, v in arrays.items()
+                if k.startswith("model/")
+            }
+        )
+        optim_meta = meta["optimizer"]
+        state: dict[int, dict[str, Any]] = {}
+        for idx, entry in optim_meta["state"].items():
+            state[int(idx)] = {
+                key: torch.from_numpy(arrays[f"optim/{idx}/{key}"]).to(self.device)
+                if kind == "array"
+                else torch.tensor(kind)
+                for key, kind in entry.items()
+            }
+        self.optimizer.load_state_dict({"state": state, "param_groups": optim_meta["param_groups"]})
+        torch.set_rng_state(torch.from_numpy(arrays["rng/torch"]))
+        self.rng.bit_generator.state = meta["rng"]
+        self.games = int(meta["games"])
