@@ -98,8 +98,8 @@ class TDAgent(AfterstateAgent):
         #: evaluation games skip the per-turn pre-roll evaluation.
         self.cube_aware = cube_aware
 
-    @property
-    def acey_deucey(self) -> bool:
+    @property  # per network, where the base class's is a class attribute
+    def acey_deucey(self) -> bool:  # type: ignore[override]
         """Whether the network plays acey-deucey (and nothing else)."""
         return getattr(self.evaluator, "variant", "standard") == ACEY_DEUCEY
 

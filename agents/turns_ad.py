@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,13 +28,16 @@ from vrhcaby.equity import cube, decisions
 from vrhcaby.equity.outcomes import equity
 from vrhcaby.nn.encode import waiting_on_bar
 
+if TYPE_CHECKING:
+    from engine.acey_deucey import PlayAD
+
 
 @dataclass(frozen=True)
 class TurnCandidate:
     """One whole acey-deucey turn with its evaluation, from the mover's view."""
 
-    play: object
-    """The `engine.acey_deucey.PlayAD`."""
+    play: PlayAD
+    """The whole turn."""
     probabilities: np.ndarray
     """The mover's five probabilities after the turn."""
     equity: float

@@ -16,7 +16,7 @@ import argparse
 import dataclasses
 import json
 import math
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
 def run_acey_deucey(args: argparse.Namespace) -> int:
     """`hint --variant acey-deucey`: whole turns ranked (`agents.turns_ad`)."""
     from agents.turns_ad import rank_turns_ad
-    from engine.acey_deucey import PlayAD, to_board_ad
+    from engine.acey_deucey import to_board_ad
     from vrhcaby.nn.encode import waiting_on_bar
 
     position, state = read_variant_position(args)
@@ -269,7 +269,7 @@ def run_acey_deucey(args: argparse.Namespace) -> int:
     kind = "cubeless" if args.cubeless else "cubeful"
     unit = "EMG" if ctx.match_to else "points per cube"
     print(f"Acey-deucey, whole turns. Equity: {kind}, {unit}; probabilities in % after the turn.")
-    if cast(PlayAD, ranked[0].play).double is not None:
+    if ranked[0].play.double is not None:
         print("A 1-2 turn: the 1 and the 2, then the double chosen and its play.")
     best = ranked[0].equity
     width = max(len(str(c.play)) for c in shown)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -180,8 +180,8 @@ class Session:
                 moved = self.move(side, board, dice)
                 turn = moved if isinstance(moved, tuple) else (moved, False)
             if isinstance(turn[0], int):  # the game is over: (winner, points)
-                return cast(tuple[int, int], turn)
-            board, again = cast(tuple[np.ndarray, bool], turn)
+                return turn
+            board, again = turn
             if again:
                 who = "You roll" if side == HUMAN else "The bot rolls"
                 self.say(f"{who} again (the 1-2 bonus double went all four times).")

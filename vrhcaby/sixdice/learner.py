@@ -257,6 +257,7 @@ class SixDice:
 
     def charts(self, episodes: Episodes) -> dict[str, float]:
         """The mean final total of the round's games."""
+        assert episodes.rewards is not None, "six-dice episodes carry their rewards"
         played = ~episodes.truncated if episodes.truncated is not None else slice(None)
         totals = episodes.rewards[:, played, 0].sum(0) + episodes.values[played]
         return {"mean_total": float(totals.mean())}
