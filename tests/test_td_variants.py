@@ -46,7 +46,7 @@ from vrhcaby.nn.net import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.toml")
+SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)])
 
 
