@@ -32,6 +32,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkContext, ForkServerContext
 from typing import Any
 
 #: What the workers were given (set in each worker process).
@@ -99,10 +100,12 @@ class WorkerPool:
     included) terminates the workers."""
 
     def __init__(self, processes: int, fn: Callable[[Any], Any], **shared: Any) -> None:
-        method = start_method()
-        ctx = multiprocessing.get_context(method)
-        if method == "forkserver":
+        ctx: ForkContext | ForkServerContext
+        if start_method() == "forkserver":
+            ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(_PRELOAD)
+        else:
+            ctx = multiprocessing.get_context("fork")
         self._workers: list[tuple[Any, Connection]] = []
         try:
             for _ in range(processes):
