@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -53,9 +54,17 @@ from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.nn.checkpoint import CheckpointError
 from vrhcaby.nn.encode import waiting_on_bar
 
-#: The shipped networks, beside the code: `td:NAME` finds `NAME.pt` here from any
-#: working directory.
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+
+def _shipped_networks() -> Path:
+    """Where the shipped networks are: `vrhcaby/checkpoints/` in an installed wheel (its
+    package data), else `checkpoints/` at the root of the checkout the code runs from."""
+    packaged = Path(str(resources.files("vrhcaby") / "checkpoints"))
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "checkpoints"
+
+
+#: The shipped networks: `td:NAME` finds `NAME.pt` here from any working directory, in
+#: a checkout or an installed wheel.
+CHECKPOINTS = _shipped_networks()
 #: The network `td` alone loads: the project's shipped network, found beside the code
 #: whatever the working directory.
 SHIPPED = CHECKPOINTS / "td-best.pt"

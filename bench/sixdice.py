@@ -2,7 +2,7 @@
 agent's mean final total as a fraction of it.
 
     .venv/bin/python bench/sixdice.py                                # evaluate the shipped net
-    .venv/bin/python bench/sixdice.py --train configs/sixdice.toml   # retrain it first
+    .venv/bin/python bench/sixdice.py --train configs/recipes/sixdice.toml   # retrain it first
 
 `--train` runs the project's trainer on that config (`vrhcaby train`; TensorBoard logs
 under runs/), copies the run's best network by its evaluation (else its last) to

@@ -1,6 +1,6 @@
 """Training speed: this batched TD(λ) trainer against a plain one-game-at-a-time trainer.
 
-    python bench/train_speed.py [--config configs/full.toml] [--seconds 20] [--repeats 3]
+    python bench/train_speed.py [--config configs/recipes/full.toml] [--seconds 20] [--repeats 3]
     python bench/train_speed.py --against ../base [--config ...]  # two checkouts
 
 Both count whole training games: move generation, encoding, network evaluation and the
@@ -153,7 +153,7 @@ def against(other: Path, config: str, seconds: float, repeats: int, threads: int
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default="configs/full.toml", help="training config")
+    parser.add_argument("--config", default="configs/recipes/full.toml", help="training config")
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds per timed run")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Create .venv and install vrhcaby into it; `install.sh dev,ray` adds extras (dev: the test
-# tools; ray: the Ray backend).
+# and check tools; ray: the Ray backend).
 # torch 2.13.0 is installed first (a CPU wheel where one lies on local disk) so the
 # project's torch range is already met and pip never pulls a multi-GB CUDA build.
 # As root (CI), GNU Backgammon's command line (Debian's gnubg) is installed when missing:
 # the test that lets gnubg drive `vrhcaby external` runs it.
+# Last, numba's on-disk cache is filled (`python -m vrhcaby.cli.warm`), so that the first
+# command answers in about a second instead of compiling for 10-25 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="${1:-}"
@@ -19,3 +21,4 @@ if [ -n "$extra" ]; then
 else
     .venv/bin/pip install -q -e .
 fi
+.venv/bin/python -m vrhcaby.cli.warm

@@ -39,7 +39,7 @@ from vrhcaby.nn.net import NetConfig, load_evaluator
 from vrhcaby.sixdice.learner import SheetNetConfig, SixDice, load_net
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.toml")
+SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
 START = "4HPwATDgc/ABMA"
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

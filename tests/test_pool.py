@@ -112,6 +112,7 @@ def _die(task):
 def test_the_command_line_reports_a_dead_worker_in_one_line(monkeypatch, capsys):
     from vrhcaby.cli import main as cli
     from vrhcaby.play import tournament
+
     use(monkeypatch, "fork")  # the workers inherit the patched chunk player
     monkeypatch.setattr(tournament, "_worker_chunk", _die)
     argv = ["tournament", "pubeval", "random", "--games", "300", "--jobs", "2", "--no-progress"]

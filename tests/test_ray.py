@@ -26,7 +26,7 @@ from vrhcaby.nn import checkpoint
 from vrhcaby.play.tournament import CHUNK, play_pair
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.toml")
+SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
 
 
 def run_train(tmp_path: Path, *extra: str) -> tuple[int, str, str]:

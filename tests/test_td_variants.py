@@ -34,7 +34,7 @@ from vrhcaby.nn.encode import encode_rich, encode_variant, variant_units, waitin
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model, joint, load_evaluator
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.toml")
+SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)])
 
 

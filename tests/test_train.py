@@ -22,7 +22,7 @@ from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import load_evaluator
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.toml")
+SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
 
 
 def args_for(tmp_path: Path, *extra: str) -> list[str]:

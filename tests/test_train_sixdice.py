@@ -25,7 +25,7 @@ from vrhcaby.sixdice import players as ag
 from vrhcaby.sixdice.specs import load_dice_agent
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke-sixdice.toml")
+SMOKE = str(ROOT / "tests" / "configs" / "smoke-sixdice.toml")
 NAME = "smoke-sixdice"
 
 

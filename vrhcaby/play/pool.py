@@ -10,8 +10,18 @@ gets its workers from multiprocessing's fork server, a fresh interpreter, instea
 the workers share is then pickled, once per worker, as it is for the Ray backend, and a
 script's top level must be guarded, as for any spawned process.
 
-`multiprocessing.Pool` is not used because it replaces a killed worker (the OOM killer's
-victim, say) and waits forever for the task it held; here that is a `WorkerDied` error.
+The standard library's pools do not serve. `multiprocessing.Pool` replaces a killed
+worker (the OOM killer's victim, say) and waits forever for the task it held; here that is
+a `WorkerDied` error. `concurrent.futures.ProcessPoolExecutor` (with the same fork or
+forkserver context, `SHARED` filled by its initializer) was tried against
+tests/test_pool.py and passes all but the dead-worker tests: its `BrokenProcessPool` says
+neither which worker ended nor how ("A process in the process pool was terminated
+abruptly..."; Python 3.11 keeps the exit code in private attributes only), so
+`test_a_worker_that_dies_is_an_error_not_a_hang` ("exited (3)", "killed by SIGKILL") and
+`test_the_command_line_reports_a_dead_worker_in_one_line` fail. Nor can it stop a worker
+that is busy (`terminate_workers` is Python 3.14's): leaving it on Ctrl-C or on an error
+waits for every running task (a rollout's or a tournament's chunk) to finish, where
+`close` here terminates them at once.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from vrhcaby.sixdice.players import DiceAgent, GreedyAgent, RandomAgent, optimal
 
 def load_dice_agent(spec: str, harsh: bool = False, seed: int | None = None) -> DiceAgent:
     """An agent from its spec: `random`, `greedy`, `optimal` or `td:PATH` (a six-dice
-    training checkpoint, `vrhcaby train --config configs/sixdice.toml`)."""
+    training checkpoint, `vrhcaby train --config configs/recipes/sixdice.toml`)."""
     if spec == "random":
         return RandomAgent(np.random.default_rng(seed))
     if spec == "greedy":

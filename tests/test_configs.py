@@ -1,0 +1,58 @@
+"""Every shipped config loads as a training run, and the networks it names are there:
+the presets in configs/, the recipes of the shipped networks in configs/recipes/, and the
+test fixtures in tests/configs/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agents.td import find_checkpoint
+from vrhcaby.base.config import load_config
+from vrhcaby.cli.train import TrainConfig
+from vrhcaby.nn import checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = ROOT / "configs" / "recipes"
+CONFIGS = sorted((ROOT / "configs").rglob("*.toml")) + sorted(
+    (ROOT / "tests" / "configs").rglob("*.toml")
+)
+SHIPPED = sorted((ROOT / "checkpoints").glob("*.pt"))
+NAMED = re.compile(r"checkpoints/([\w.+-]+\.pt)\b")
+
+
+def _id(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=_id)
+def test_a_config_loads_as_a_training_run(path):
+    cfg = load_config(TrainConfig, path)
+    assert cfg.name and cfg.games >= 1
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=_id)
+def test_the_networks_a_config_names_are_shipped(path):
+    """Its warm start and td opponents are shipped networks; a checkpoint its comments
+    name is shipped too, or one this run writes itself (NAME-g<games>.pt, NAME-best.pt)."""
+    cfg = load_config(TrainConfig, path)
+    if cfg.init_from:
+        assert (ROOT / cfg.init_from).is_file(), f"init_from {cfg.init_from} is not shipped"
+        assert (ROOT / cfg.init_from).parent == ROOT / "checkpoints"
+    for spec in cfg.eval.opponents:
+        kind, _, rest = spec.partition("?")[0].partition(":")
+        if kind == "td" and rest:
+            assert find_checkpoint(rest).resolve().parent == ROOT / "checkpoints", spec
+    own = re.compile(rf"{re.escape(cfg.name)}-(g\d+|best)\.pt")
+    for name in NAMED.findall(path.read_text()):
+        assert (ROOT / "checkpoints" / name).is_file() or own.fullmatch(name), name
+
+
+@pytest.mark.parametrize("network", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_network_has_its_recipe(network):
+    """The run a shipped network records (its config's name) is a recipe's."""
+    _, meta = checkpoint.load(network)
+    names = {load_config(TrainConfig, p).name for p in RECIPES.glob("*.toml")}
+    assert meta["config"]["name"] in names
