@@ -639,6 +639,7 @@ def test_a_run_resumes_from_the_newest_sound_checkpoint(tmp_path):
 @pytest.mark.slow
 def test_a_spoilt_optimal_table_cache_is_computed_again(tmp_path, monkeypatch):
     from vrhcaby.sixdice import players as sixdice
+
     want = sixdice.optimal_table()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cached = sixdice.cache_dir() / f"sixdice-optimal-standard-v{sixdice.TABLE_VERSION}.npy"

@@ -456,6 +456,7 @@ def test_the_command_rolls_out_a_position_and_its_plays(tiny_net, monkeypatch, c
 
 def test_the_command_plays_money_by_gnubg_rules_unless_told(tiny_net, monkeypatch, capsys):
     from vrhcaby.equity import cube
+
     common = ["--agent", f"td:{tiny_net}", "--trials", "36", "--truncate", "2", "--json"]
     x = cube.cube_efficiency("contact")
     for flags, jacoby, beavers in (

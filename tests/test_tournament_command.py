@@ -151,6 +151,7 @@ def test_evaluate_script_in_a_subprocess():
 
 def test_through_the_vrhcaby_command(monkeypatch, capsys):
     from vrhcaby.cli import main as cli
+
     monkeypatch.setattr(cli, "COMMANDS", ("tournament",))  # this verb alone
     assert cli.main(["tournament", "pubeval", "random", "--games", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pairs"][0]["games"] == 2
@@ -163,6 +164,7 @@ def test_round_robin_table_and_picture(tmp_path, capsys):
     import xml.dom.minidom
 
     from vrhcaby.cli import main as cli
+
     out = tmp_path / "rr"
     code = cli.main(
         [

@@ -123,9 +123,7 @@ def mover_equity(
         away_me, away_opp = context.away()
         crawford = context.crawford
         if cubeful:
-            opp = cube_decision(
-                invert(p), afterstate[::-1], context.flip(), params=params, x=x
-            )
+            opp = cube_decision(invert(p), afterstate[::-1], context.flip(), params=params, x=x)
             assert opp.optimal_mwc is not None  # a match context's decision has MWCs
             mwc = 1.0 - float(opp.optimal_mwc)
         else:
