@@ -42,8 +42,12 @@ def _imported(name: str, path: Path) -> set[str]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            out.add(module)
-            out.update(f"{module}.{alias.name}" for alias in node.names)
+            # `from package import module` imports that module; any other name
+            # imported that way comes from the package (or module) itself.
+            subs = {f"{module}.{alias.name}" for alias in node.names}
+            out.update(subs & MODULES.keys())
+            if subs - MODULES.keys():
+                out.add(module)
     return out
 
 
