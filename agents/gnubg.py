@@ -11,7 +11,7 @@ with the steps of its move from the mover's view (25 the bar, 0 off).
 The cube decisions are gnubg's own formula (``GeneralCubeDecision`` at 0-ply: Janowski's
 cubeful equities from its cubeless probabilities with eval.c's cube efficiencies, and the
 Kazaross-XG2 match equity table gnubg 1.07 uses), applied to gnubg's probabilities before
-the roll at `plies` (`vrhcaby.analysis.cube_decision`). At 0-ply they are gnubg's cube
+the roll at `plies` (`vrhcaby.equity.decisions.cube_decision`). At 0-ply they are gnubg's cube
 analysis (the tests compare them with Debian's gnubg ``hint``); at more plies gnubg
 searches the cube cubefully, which this does not, so they are close to gnubg's, not the
 same. The checker play stays gnubg's cubeless best move. Resignations: it offers and

@@ -7,7 +7,7 @@ P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equ
 
 * 0-ply plays the candidate of highest equity: cubeless money equity, or, given the game's
   `GameContext` with a live cube or a match, the cubeful equity (money) or EMG (match)
-  `vrhcaby hint` ranks by (`vrhcaby.analysis.play_equities`), at every ply and filter.
+  `vrhcaby hint` ranks by (`vrhcaby.equity.decisions.play_equities`), at every ply and filter.
 * n-ply values a candidate as minus the average, over the opponent's 21 rolls (weights 1/36
   and 2/36), of the (n-1)-ply value of the reply the opponent picks by 0-ply (as GNU
   Backgammon does). A finished game is worth its points; a roll with no legal reply leaves
