@@ -18,22 +18,18 @@ luck-adjusted.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
-from typing import Literal
 
 import numpy as np
 
-import engine
 from engine.formats import GameState, MatchState
-from vrhcaby.equity import cube
+from vrhcaby.equity import cube, decisions
+from vrhcaby.equity.context import CubeOwner, GameContext, money_rule
 from vrhcaby.equity.met import KAZAROSS_XG2, mwc_to_emg
 from vrhcaby.equity.outcomes import invert
 from vrhcaby.play.rollout_results import Estimate, PlayRollout, RolloutResult
 from vrhcaby.play.stats import nan_to_none
-
-Owner = Literal["centre", "me", "opponent"]
-"""Who owns the cube, from the side on roll's view."""
 
 
 @dataclass(frozen=True)
@@ -41,13 +37,26 @@ class CubeSetting:
     """The cube and score from the view of the side on roll (money when `match_to` is 0)."""
 
     cube_value: int = 1
-    cube_owner: Owner = "centre"
+    cube_owner: CubeOwner = "centre"
     match_to: int = 0
     #: Points still needed: (side on roll, its opponent); match play only.
     away: tuple[int, int] = (0, 0)
     crawford: bool = False
     jacoby: bool = False
     beavers: bool = False
+
+    @classmethod
+    def from_context(cls, context: GameContext) -> CubeSetting:
+        """The rollout's cube setting of a game context."""
+        return cls(
+            cube_value=context.cube_value,
+            cube_owner=context.cube_owner,
+            match_to=context.match_to,
+            away=context.away() if context.match_to else (0, 0),
+            crawford=context.crawford,
+            jacoby=context.jacoby,
+            beavers=context.beavers,
+        )
 
     @classmethod
     def from_state(cls, state: MatchState | None) -> CubeSetting:
@@ -58,49 +67,44 @@ class CubeSetting:
             raise ValueError("the match state says the game is not being played")
         if state.doubled or state.resign:
             raise ValueError("a double or resignation is pending: no side is on roll")
-        me = state.dice_owner
-        owner: Owner = (
-            "centre" if state.cube_owner < 0 else "me" if state.cube_owner == me else "opponent"
+        return cls.from_context(
+            GameContext.of_side(
+                state.dice_owner,
+                cube_value=state.cube_value,
+                cube_owner=state.cube_owner,
+                score=state.score,
+                match_to=state.match_length,
+                crawford=state.crawford,
+                jacoby=state.jacoby,
+                beavers=state.beavers,
+            )
         )
-        away = (0, 0)
-        if state.match_length:
-            away = (state.match_length - state.score[me], state.match_length - state.score[1 - me])
-        return cls(
-            cube_value=state.cube_value,
-            cube_owner=owner,
-            match_to=state.match_length,
-            away=away,
-            crawford=state.crawford,
-            jacoby=state.jacoby,
-            beavers=state.beavers,
+
+    def context(self) -> GameContext:
+        """The game context of the side on roll (`vrhcaby.equity.context`), in which its
+        cube decisions are taken; the Jacoby rule and beavers only in money play."""
+        score = (self.match_to - self.away[0], self.match_to - self.away[1])
+        return GameContext(
+            cube_value=self.cube_value,
+            cube_owner=self.cube_owner,
+            match_to=self.match_to,
+            score=score if self.match_to else (0, 0),
+            crawford=self.crawford,
+            jacoby=money_rule(self.jacoby, match_to=self.match_to),
+            beavers=money_rule(self.beavers, match_to=self.match_to),
         )
 
     def flip(self) -> CubeSetting:
         """The same cube and score from the other side's view."""
-        owner: dict[Owner, Owner] = {"centre": "centre", "me": "opponent", "opponent": "me"}
-        return replace(self, cube_owner=owner[self.cube_owner], away=(self.away[1], self.away[0]))
-
-
-def _efficiency(board: np.ndarray) -> float:
-    cls = engine.Position(board).classify()
-    pips = int(engine.pips(board)[1])
-    return cube.cube_efficiency("contact" if cls == "over" else cls, pips)
+        return CubeSetting.from_context(self.context().flip())
 
 
 def mover_decision(p: np.ndarray, board: np.ndarray, setting: CubeSetting) -> cube.CubeDecision:
     """The 0-ply Janowski cube decision of the side on roll of `board` with probabilities
-    `p`, the cube's efficiency that of the position's class."""
+    `p` (clipped to [0, 1]), the cube's efficiency that of the position's class."""
     p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
-    x = _efficiency(board)
-    if setting.match_to:
-        return cube.match_cube_decision(
-            p, away_me=setting.away[0], away_opp=setting.away[1], cube_value=setting.cube_value,
-            cube_owner=setting.cube_owner, crawford=setting.crawford, x=x,
-        )  # fmt: skip
-    return cube.money_cube_decision(
-        p, x=x, cube_value=setting.cube_value, cube_owner=setting.cube_owner,
-        jacoby=setting.jacoby, beavers=setting.beavers,
-    )  # fmt: skip
+    context = setting.context()
+    return decisions.cube_decision(p, board, context, beavers=context.beavers)
 
 
 @dataclass(frozen=True)

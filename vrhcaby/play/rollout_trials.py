@@ -19,10 +19,11 @@ import numpy as np
 import engine
 from agents.search import ValueFunction as Evaluator
 from agents.search import game_value
+from vrhcaby.equity.context import CubeOwner
 from vrhcaby.equity.met import KAZAROSS_XG2, mwc_to_emg
 from vrhcaby.equity.outcomes import invert, outcome
 from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt
-from vrhcaby.play.rollout_cube import CubeSetting, Owner, mover_decision
+from vrhcaby.play.rollout_cube import CubeSetting, mover_decision
 from vrhcaby.play.rollout_results import EQUITY, RolloutResult
 from vrhcaby.play.rollout_variance import OPENING, SWAP, Dice, reuses_luck, roll_luck
 
@@ -96,7 +97,7 @@ class CubeLines:
         """The cube, score and money rules from the view of the side on roll."""
         s = self.setting
         mine = 1 if mover_is_root else 2
-        name: Owner = "centre" if owner == 0 else "me" if owner == mine else "opponent"
+        name: CubeOwner = "centre" if owner == 0 else "me" if owner == mine else "opponent"
         return CubeSetting(
             cube_value=value,
             cube_owner=name,
