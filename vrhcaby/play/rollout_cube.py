@@ -235,7 +235,7 @@ def cube_rollout(result: RolloutResult, setting: CubeSetting) -> CubeRollout:
     else:
         dp = 1.0
     choice = cube._decide(
-        nd, dt, dp, beavers=setting.beavers and not setting.match_to,
+        nd, dt, dp, beavers=setting.context().beavers,
         redouble=setting.cube_owner == "me",
     )  # fmt: skip
     optimal = choice.optimal

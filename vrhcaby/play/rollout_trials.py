@@ -12,7 +12,7 @@ adjustment, if on). With cube lines (`CubeLines`) each trial also plays the cube
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -109,11 +109,12 @@ class CubeLines:
         )
 
     def points(self, won: int, value: int, owner: int) -> int:
-        """What a game won by `won` (1, 2 or 3) scores on a line's cube: with the Jacoby
-        rule in money play, a single game while the cube has not been turned (centred)."""
-        s = self.setting
-        counted = 1 if s.jacoby and not s.match_to and owner == 0 else won
-        return counted * value
+        """What a game won by `won` (1, 2 or 3) scores on a line's cube
+        (`GameContext.game_points`: the Jacoby rule in money play)."""
+        line = replace(
+            self.setting.context(), cube_value=value, cube_owner="centre" if owner == 0 else "me"
+        )
+        return line.game_points(won)
 
     def settle(self, points: int, root_wins: bool) -> float:
         """A finished game's result for the root side, per unit of its starting cube."""
