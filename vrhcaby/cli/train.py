@@ -4,7 +4,7 @@ TD-Gammon was trained.
     python train.py --config configs/quick.toml [--set td.lam=0.8 ...] [--device cuda]
     python train.py --config configs/quick.toml --resume      # continue after a stop
     python train.py --config configs/recipes/full.toml --backend ray --address auto --workers 16
-    python train.py --config configs/recipes/sixdice.toml             # the six-dice scoring game
+    python train.py --config configs/recipes/sixdice.toml     # the six-dice scoring game
 
 Read top to bottom: the run configuration, the device, the trainer (fresh or resumed from
 the newest checkpoint), then the loop: a self-play round and its TD(λ) updates, logging,
