@@ -39,12 +39,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 import engine
+import vrhcaby
 from agents import search
 from agents.base import ACEY_DEUCEY, BOARD_VARIANTS, AfterstateAgent, GameContext, play_reaching
 from agents.search import ValueFunction
@@ -58,7 +58,7 @@ from vrhcaby.nn.encode import waiting_on_bar
 def _shipped_networks() -> Path:
     """Where the shipped networks are: `vrhcaby/checkpoints/` in an installed wheel (its
     package data), else `checkpoints/` at the root of the checkout the code runs from."""
-    packaged = Path(str(resources.files("vrhcaby") / "checkpoints"))
+    packaged = Path(vrhcaby.__file__).resolve().parent / "checkpoints"
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "checkpoints"
 
 
