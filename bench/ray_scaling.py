@@ -67,8 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cfg = load_config(TrainConfig, args.config)
     torch.set_num_threads(1)  # one core for the learner, the others for the workers
-    print(f"network {cfg.net.describe()}, {cfg.td.batch_games} games per batch, "
-          f"{cfg.td.games_per_update} games per update")  # fmt: skip
+    print(
+        f"network {cfg.net.describe()}, {cfg.td.batch_games} games per batch, "
+        f"{cfg.td.games_per_update} games per update"
+    )
 
     play, learn = split_costs(cfg, 3)
     rows = []

@@ -29,8 +29,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = {"random": (False, False), "quasi": (True, False), "luck": (False, True),
-           "default": (True, True)}  # fmt: skip
+CONFIGS = {
+    "random": (False, False),
+    "quasi": (True, False),
+    "luck": (False, True),
+    "default": (True, True),
+}
 
 
 def network(path: str | None):
@@ -78,8 +82,16 @@ def measure(args: argparse.Namespace, names: list[str]) -> list[dict]:
         r = rollout_position(start, agent, settings=settings, jobs=args.jobs)
         seconds, cpu = time.perf_counter() - t, cpu_seconds() - cpu
         e = r.estimate()
-        out.append({"name": name, "seconds": seconds, "cpu": cpu, "equity": e.equity,
-                    "se": e.equity_se, "net": described})  # fmt: skip
+        out.append(
+            {
+                "name": name,
+                "seconds": seconds,
+                "cpu": cpu,
+                "equity": e.equity,
+                "se": e.equity_se,
+                "net": described,
+            }
+        )
     return out
 
 
@@ -112,8 +124,7 @@ def main() -> None:
         return
     if not args.against:
         results = measure(args, names)
-        print(f"start position, {args.trials} trials, 0-ply, {results[0]['net']}, "
-              f"jobs {args.jobs}")  # fmt: skip
+        print(f"start position, {args.trials} trials, 0-ply, {results[0]['net']}, jobs {args.jobs}")
         print(head)
         for x in results:
             print(row("", x["name"], x["seconds"], x["cpu"], x["equity"], x["se"], args.trials))
@@ -139,8 +150,9 @@ def main() -> None:
             xs = runs[(name, label)]
             med = {k: statistics.median(x[k] for x in xs) for k in ("seconds", "cpu")}
             cpu[label] = med["cpu"]
-            line = row(label, name, med["seconds"], med["cpu"], xs[0]["equity"], xs[0]["se"],
-                       args.trials)  # fmt: skip
+            line = row(
+                label, name, med["seconds"], med["cpu"], xs[0]["equity"], xs[0]["se"], args.trials
+            )
             print(line + (f"{cpu['against'] / cpu['this']:10.2f}x" if label == "against" else ""))
 
 

@@ -55,8 +55,9 @@ def test_classes_match_gnubg_on_varied_boards() -> None:
     np.testing.assert_array_equal(classify.classify_numpy(boards), want)
     assert set(np.unique(want)) == set(range(6))  # every class was met
     # batched over any leading axes, one board alone gives a scalar
-    np.testing.assert_array_equal(classify.classify_boards(boards[:6].reshape(2, 3, 2, 25)),
-                                  want[:6].reshape(2, 3))  # fmt: skip
+    np.testing.assert_array_equal(
+        classify.classify_boards(boards[:6].reshape(2, 3, 2, 25)), want[:6].reshape(2, 3)
+    )
     assert int(classify.classify_boards(boards[0])) == want[0]
 
 

@@ -202,9 +202,14 @@ def test_match_cubeful_mwc_matches_gnubg_in_contact(match_positions: list[tuple]
             continue
         away_mover, away_next = length - mine, length - theirs
         decision = cube.match_cube_decision(
-            probs, away_me=away_next, away_opp=away_mover, cube_value=cube_value,
-            cube_owner=OWNER_AFTER_MOVE[owner], crawford=crawford, x=_x(board),
-        )  # fmt: skip
+            probs,
+            away_me=away_next,
+            away_opp=away_mover,
+            cube_value=cube_value,
+            cube_owner=OWNER_AFTER_MOVE[owner],
+            crawford=crawford,
+            x=_x(board),
+        )
         gnubg_mwc = met.emg_to_mwc(score, away_mover, away_next, cube_value, crawford=crawford)
         errors.append(abs(1.0 - decision.optimal_mwc - gnubg_mwc))
         actions.add(decision.action)

@@ -605,8 +605,31 @@ def test_seeded_mutations_of_board_lines(agent) -> None:
     line with a field missing or repeated is refused for its field count."""
     rng = np.random.default_rng(22)
     boards = random_boards(20, seed=23)
-    values = ["0", "1", "-1", "15", "16", "-16", "25", "9999", "-9999", str(10**20), "", "x",
-              "1.5", "٣", "0x10", " 3", "+2", "１", "6", "7", "64", "4096", "8192"]  # fmt: skip
+    values = [
+        "0",
+        "1",
+        "-1",
+        "15",
+        "16",
+        "-16",
+        "25",
+        "9999",
+        "-9999",
+        str(10**20),
+        "",
+        "x",
+        "1.5",
+        "٣",
+        "0x10",
+        " 3",
+        "+2",
+        "１",
+        "6",
+        "7",
+        "64",
+        "4096",
+        "8192",
+    ]
     session = Session(agent)
     errors = 0
     for _ in range(2000):

@@ -50,11 +50,18 @@ FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 def training_state(game: str = "backgammon") -> tuple[dict, dict]:
     """A sound training checkpoint's contents: a tiny network after no games."""
     if game == "sixdice":
-        trainer = Trainer.for_game(SixDice(SheetNetConfig((4,))), TDConfig(), 10, 1,
-                                   torch.device("cpu"))  # fmt: skip
+        trainer = Trainer.for_game(
+            SixDice(SheetNetConfig((4,))), TDConfig(), 10, 1, torch.device("cpu")
+        )
     else:
-        trainer = Trainer(NetConfig("tesauro", (4,)), TDConfig(optimizer="adam"), "standard",
-                          10, 1, torch.device("cpu"))  # fmt: skip
+        trainer = Trainer(
+            NetConfig("tesauro", (4,)),
+            TDConfig(optimizer="adam"),
+            "standard",
+            10,
+            1,
+            torch.device("cpu"),
+        )
         trainer.model(torch.ones(1, 198)).sum().backward()
         trainer.optimizer.step()  # some optimizer state to save
     arrays, meta = trainer.state()
@@ -82,46 +89,100 @@ def _nan_at(a: np.ndarray, value: float = np.nan) -> np.ndarray:
 
 #: (name, game, how to break (arrays, meta), words the one-line error must hold).
 BREAKS = [
-    ("nan weight", "backgammon",
-     lambda a, m: (_set(a, "model/0.weight", _nan_at(a["model/0.weight"])), m), "non-finite"),
-    ("inf bias", "backgammon",
-     lambda a, m: (_set(a, "model/2.bias", _nan_at(a["model/2.bias"], np.inf)), m), "non-finite"),
-    ("nan optimizer", "backgammon",
-     lambda a, m: (_set(a, "optim/0/exp_avg", _nan_at(a["optim/0/exp_avg"])), m), "non-finite"),
-    ("1-D weight", "backgammon",
-     lambda a, m: (_set(a, "model/0.weight", a["model/0.weight"][0]), m), "2-D weight"),
+    (
+        "nan weight",
+        "backgammon",
+        lambda a, m: (_set(a, "model/0.weight", _nan_at(a["model/0.weight"])), m),
+        "non-finite",
+    ),
+    (
+        "inf bias",
+        "backgammon",
+        lambda a, m: (_set(a, "model/2.bias", _nan_at(a["model/2.bias"], np.inf)), m),
+        "non-finite",
+    ),
+    (
+        "nan optimizer",
+        "backgammon",
+        lambda a, m: (_set(a, "optim/0/exp_avg", _nan_at(a["optim/0/exp_avg"])), m),
+        "non-finite",
+    ),
+    (
+        "1-D weight",
+        "backgammon",
+        lambda a, m: (_set(a, "model/0.weight", a["model/0.weight"][0]), m),
+        "2-D weight",
+    ),
     ("missing bias", "backgammon", lambda a, m: (_without(a, "model/2.bias"), m), "model/2.bias"),
-    ("extra layer", "backgammon",
-     lambda a, m: ({**a, "model/4.weight": a["model/2.weight"]}, m), "more layers"),
+    (
+        "extra layer",
+        "backgammon",
+        lambda a, m: ({**a, "model/4.weight": a["model/2.weight"]}, m),
+        "more layers",
+    ),
     ("config a number", "backgammon", lambda a, m: (a, {**m, "config": 3}), "'config'"),
     ("net a string", "backgammon", lambda a, m: (a, {**m, "net": "198-4-5"}), "'net'"),
-    ("hidden strings", "backgammon",
-     lambda a, m: (a, {**m, "net": {**m["net"], "hidden": ["4"]}}), "'hidden'"),
-    ("hidden disagrees", "backgammon",
-     lambda a, m: (a, {**m, "net": {**m["net"], "hidden": [5]}}), "description"),
+    (
+        "hidden strings",
+        "backgammon",
+        lambda a, m: (a, {**m, "net": {**m["net"], "hidden": ["4"]}}),
+        "'hidden'",
+    ),
+    (
+        "hidden disagrees",
+        "backgammon",
+        lambda a, m: (a, {**m, "net": {**m["net"], "hidden": [5]}}),
+        "description",
+    ),
     ("games a string", "backgammon", lambda a, m: (a, {**m, "games": "many"}), "'games'"),
     ("game unknown", "backgammon", lambda a, m: (a, {**m, "game": "chess"}), "'game'"),
-    ("variant a list", "backgammon",
-     lambda a, m: (a, {**m, "config": {"variant": ["standard"]}}), "variant"),
-    ("text array", "backgammon",
-     lambda a, m: (_set(a, "model/0.bias", np.array(["x"] * 4)), m), "not numbers"),
-    ("six-dice hidden disagrees", "sixdice",
-     lambda a, m: (a, {**m, "net": {"hidden": [8]}}), "description"),
-    ("six-dice missing layer", "sixdice",
-     lambda a, m: (_without(a, "model/body.2.weight"), m), "model/body.2.weight"),
-    ("six-dice nan", "sixdice",
-     lambda a, m: (_set(a, "model/body.0.bias", _nan_at(a["model/body.0.bias"])), m), "non-finite"),
-]  # fmt: skip
+    (
+        "variant a list",
+        "backgammon",
+        lambda a, m: (a, {**m, "config": {"variant": ["standard"]}}),
+        "variant",
+    ),
+    (
+        "text array",
+        "backgammon",
+        lambda a, m: (_set(a, "model/0.bias", np.array(["x"] * 4)), m),
+        "not numbers",
+    ),
+    (
+        "six-dice hidden disagrees",
+        "sixdice",
+        lambda a, m: (a, {**m, "net": {"hidden": [8]}}),
+        "description",
+    ),
+    (
+        "six-dice missing layer",
+        "sixdice",
+        lambda a, m: (_without(a, "model/body.2.weight"), m),
+        "model/body.2.weight",
+    ),
+    (
+        "six-dice nan",
+        "sixdice",
+        lambda a, m: (_set(a, "model/body.0.bias", _nan_at(a["model/body.0.bias"])), m),
+        "non-finite",
+    ),
+]
 
 
 def loaders(game: str) -> list:
     """Every way the project opens a `game` network file (each must refuse a bad one)."""
     if game == "sixdice":
-        return [load_net, lambda p: checkpoint.load(p, "sixdice"),
-                lambda p: checkpoint.load(p, training=True)]  # fmt: skip
-    return [load_evaluator, lambda p: load_agent(f"td:{p}"),
-            lambda p: checkpoint.load(p, "backgammon"),
-            lambda p: checkpoint.load(p, training=True)]  # fmt: skip
+        return [
+            load_net,
+            lambda p: checkpoint.load(p, "sixdice"),
+            lambda p: checkpoint.load(p, training=True),
+        ]
+    return [
+        load_evaluator,
+        lambda p: load_agent(f"td:{p}"),
+        lambda p: checkpoint.load(p, "backgammon"),
+        lambda p: checkpoint.load(p, training=True),
+    ]
 
 
 def refused(load, path: Path, *words: str) -> str:
@@ -156,9 +217,15 @@ def test_files_that_are_no_checkpoint_are_refused_by_every_loader(tmp_path):
         z.writestr("meta", "{}")
     pickled = tmp_path / "torch.pt"
     torch.save({"model": torch.zeros(2)}, pickled)
-    cases = [(npy, ".npy"), (empty, "meta"), (no_meta, "meta"), (text_member, "no array"),
-             (pickled, "not"), (tmp_path, "directory"),
-             (tmp_path / "none.pt", "not found")]  # fmt: skip
+    cases = [
+        (npy, ".npy"),
+        (empty, "meta"),
+        (no_meta, "meta"),
+        (text_member, "no array"),
+        (pickled, "not"),
+        (tmp_path, "directory"),
+        (tmp_path / "none.pt", "not found"),
+    ]
     for path, word in cases:
         for game in ("backgammon", "sixdice"):
             for load in loaders(game):
@@ -238,8 +305,11 @@ def test_resume_skips_unsound_snapshots_and_removes_stale_temporary_files(tmp_pa
     np.save(tmp_path / "x.npy", np.zeros(2))
     os.replace(tmp_path / "x.npy", tmp_path / "run-g000000096.pt")
     (tmp_path / "run-g000000128.pt").write_bytes(b"half a checkpoint")
-    stale = [tmp_path / ".run-g000000160.pt.a1b2.tmp", tmp_path / ".run-best.pt.zz.tmp",
-             tmp_path / ".best.old.tmp"]  # fmt: skip
+    stale = [
+        tmp_path / ".run-g000000160.pt.a1b2.tmp",
+        tmp_path / ".run-best.pt.zz.tmp",
+        tmp_path / ".best.old.tmp",
+    ]
     kept = [tmp_path / ".other-g000000160.pt.a1b2.tmp", tmp_path / "notes.tmp"]
     for p in stale + kept:
         p.write_bytes(b"")
@@ -278,22 +348,28 @@ def one_line(code: int, err: str, *words: str) -> None:
 
 def test_every_command_answers_a_broken_checkpoint_with_one_line(tmp_path, sound):
     arrays, meta = sound["backgammon"]
-    nan = checkpoint.save(tmp_path / "nan.pt", _set(arrays, "model/0.weight",
-                          _nan_at(arrays["model/0.weight"])), meta)  # fmt: skip
+    nan = checkpoint.save(
+        tmp_path / "nan.pt", _set(arrays, "model/0.weight", _nan_at(arrays["model/0.weight"])), meta
+    )
     npy = tmp_path / "w.npy"
     np.save(npy, np.zeros(3))
     six = checkpoint.save(tmp_path / "six.pt", *sound["sixdice"])
     for path, word in ((nan, "non-finite"), (npy, ".npy"), (six, "sixdice network")):
-        for argv in (["hint", START, "31", "--agent", f"td:{path}"],
-                     ["eval", START, "--agent", f"td:{path}"],
-                     ["tournament", f"td:{path}", "random", "--games", "2", "--jobs", "1"],
-                     ["rollout", START, "--evaluator", str(path), "--trials", "1"],
-                     ["rollout", START, "--agent", f"td:{path}", "--trials", "1"],
-                     ["external", "--port", "0", "--agent", f"td:{path}"]):  # fmt: skip
+        for argv in (
+            ["hint", START, "31", "--agent", f"td:{path}"],
+            ["eval", START, "--agent", f"td:{path}"],
+            ["tournament", f"td:{path}", "random", "--games", "2", "--jobs", "1"],
+            ["rollout", START, "--evaluator", str(path), "--trials", "1"],
+            ["rollout", START, "--agent", f"td:{path}", "--trials", "1"],
+            ["external", "--port", "0", "--agent", f"td:{path}"],
+        ):
             code, _, err = run_cli(argv)
             one_line(code, err, str(path), word)
-    bad_six = checkpoint.save(tmp_path / "six-bad.pt", sound["sixdice"][0],
-                              {**sound["sixdice"][1], "net": {"hidden": [9]}})  # fmt: skip
+    bad_six = checkpoint.save(
+        tmp_path / "six-bad.pt",
+        sound["sixdice"][0],
+        {**sound["sixdice"][1], "net": {"hidden": [9]}},
+    )
     for path in (bad_six, npy, nan):
         code, _, err = run_cli(["dice", "tournament", f"td:{path}", "greedy", "--games", "2"])
         one_line(code, err, str(path))
@@ -303,8 +379,15 @@ def test_every_command_answers_a_broken_checkpoint_with_one_line(tmp_path, sound
 
 
 def run_train(tmp_path: Path, *extra: str) -> tuple[int, str]:
-    base = ["--config", SMOKE, "--no-progress", "--set", f"checkpoint_dir={tmp_path / 'ck'}",
-            "--set", f"runs_dir={tmp_path / 'runs'}"]  # fmt: skip
+    base = [
+        "--config",
+        SMOKE,
+        "--no-progress",
+        "--set",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+        "--set",
+        f"runs_dir={tmp_path / 'runs'}",
+    ]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -388,9 +471,27 @@ def reference_dice(text: str) -> tuple[int, int] | None:
 DICE_TEXT = st.one_of(
     st.text(alphabet="0123456789-, /\t\u00a0\u0663\uff13xX+", max_size=6),
     st.text(max_size=5),
-    st.sampled_from(["31", "3-1", "3,1", "3 1", " 66 ", "-3-1", "3--1", "71", "٣١", "３１",
-                     "3\u00a01", "3\t1", "3/1", "31 ", "0 1", "+3+1"]),
-)  # fmt: skip
+    st.sampled_from(
+        [
+            "31",
+            "3-1",
+            "3,1",
+            "3 1",
+            " 66 ",
+            "-3-1",
+            "3--1",
+            "71",
+            "٣١",
+            "３１",
+            "3\u00a01",
+            "3\t1",
+            "3/1",
+            "31 ",
+            "0 1",
+            "+3+1",
+        ]
+    ),
+)
 
 
 @FAST
@@ -422,13 +523,21 @@ def test_moves_hint_and_rollout_refuse_bad_dice_with_one_message(text):
 
 
 @FAST
-@given(st.one_of(
-    st.none(), st.integers(), st.floats(), st.booleans(), st.binary(max_size=4),
-    st.text(max_size=4),
-    st.tuples(st.one_of(st.integers(-2, 9), st.floats(0, 7), st.booleans(), st.none()),
-              st.one_of(st.integers(-2, 9), st.floats(0, 7), st.booleans(), st.none())),
-    st.lists(st.integers(1, 6), max_size=4),
-))  # fmt: skip
+@given(
+    st.one_of(
+        st.none(),
+        st.integers(),
+        st.floats(),
+        st.booleans(),
+        st.binary(max_size=4),
+        st.text(max_size=4),
+        st.tuples(
+            st.one_of(st.integers(-2, 9), st.floats(0, 7), st.booleans(), st.none()),
+            st.one_of(st.integers(-2, 9), st.floats(0, 7), st.booleans(), st.none()),
+        ),
+        st.lists(st.integers(1, 6), max_size=4),
+    )
+)
 def test_check_dice_takes_two_integers_from_1_to_6_only(dice):
     def die(d: object) -> bool:
         return isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6
@@ -454,8 +563,17 @@ def test_numpy_dice_are_integers_too():
 
 
 @FAST
-@given(st.one_of(st.none(), st.integers(), st.floats(), st.binary(), st.lists(st.text()),
-                 st.booleans(), st.dictionaries(st.text(), st.text())))  # fmt: skip
+@given(
+    st.one_of(
+        st.none(),
+        st.integers(),
+        st.floats(),
+        st.binary(),
+        st.lists(st.text()),
+        st.booleans(),
+        st.dictionaries(st.text(), st.text()),
+    )
+)
 def test_positions_and_plays_that_are_not_text_are_value_errors(value):
     with pytest.raises(ValueError, match="a position is text"):
         engine.parse_position(value)
@@ -527,8 +645,22 @@ def background(argv: list[str], **kw) -> subprocess.Popen:
 
 def test_two_sigints_during_a_tournament_lose_nothing(tmp_path):
     out = tmp_path / "out"
-    proc = background(["tournament", "random", "heuristic", "pubeval", "--games", "100000",
-                       "--jobs", "1", "--no-progress", "--out", str(out), "--json"])  # fmt: skip
+    proc = background(
+        [
+            "tournament",
+            "random",
+            "heuristic",
+            "pubeval",
+            "--games",
+            "100000",
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     time.sleep(8)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
@@ -550,8 +682,20 @@ def test_two_sigints_during_a_tournament_lose_nothing(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
 def test_a_stopped_rollout_reports_the_trials_it_finished(how):
-    proc = background(["rollout", START, "--trials", "100000", "--jobs", "1", "--json",
-                       "--agent", "pubeval", "--no-luck"])  # fmt: skip
+    proc = background(
+        [
+            "rollout",
+            START,
+            "--trials",
+            "100000",
+            "--jobs",
+            "1",
+            "--json",
+            "--agent",
+            "pubeval",
+            "--no-luck",
+        ]
+    )
     time.sleep(12)
     proc.send_signal(how)
     stdout, stderr = proc.communicate(timeout=60)
@@ -624,8 +768,18 @@ def test_a_run_resumes_from_the_newest_sound_checkpoint(tmp_path):
     os.replace(ck / "spoilt.npy", ck / "smoke-g000000064.pt")
     stale = ck / ".smoke-g000000096.pt.k1ll3d.tmp"
     stale.write_bytes(b"half")
-    base = ["--config", SMOKE, "--no-progress", "--set", f"checkpoint_dir={ck}",
-            "--set", f"runs_dir={tmp_path / 'runs'}", "--set", "games=64", "--resume"]  # fmt: skip
+    base = [
+        "--config",
+        SMOKE,
+        "--no-progress",
+        "--set",
+        f"checkpoint_dir={ck}",
+        "--set",
+        f"runs_dir={tmp_path / 'runs'}",
+        "--set",
+        "games=64",
+        "--resume",
+    ]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         assert train.main(base) == 0

@@ -58,8 +58,9 @@ def test_a_play_that_is_not_legal_is_refused(judged: Judged) -> None:
 
 
 def test_training_evaluations_report_the_move_cost_and_can_pick_the_best_by_it() -> None:
-    trainer = Trainer(NetConfig(hidden=(4,)), TDConfig(batch_games=4), "standard", 4, 1,
-                      torch.device("cpu"))  # fmt: skip
+    trainer = Trainer(
+        NetConfig(hidden=(4,)), TDConfig(batch_games=4), "standard", 4, 1, torch.device("cpu")
+    )
     config = EvalConfig(games=2, opponents=("pubeval",), judge_games=2, best_by="move_cost")
     record = trainer.evaluate(config, {})
     cost = record["move_cost"]

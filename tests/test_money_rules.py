@@ -14,8 +14,12 @@ from vrhcaby.cli.common import MoneyRules, money_rules
 # Every verb with money-play cube settings: each plays beavers.
 VERBS = ("hint", "cube", "eval", "rollout", "play", "external", "tournament")
 REQUIRED = {"external": ["--port", "0"], "tournament": ["a", "b"]}
-POSITION = {"hint": ["4HPwATDgc/ABMA"], "cube": ["4HPwATDgc/ABMA"], "eval": ["4HPwATDgc/ABMA"],
-            "rollout": ["4HPwATDgc/ABMA"]}  # fmt: skip
+POSITION = {
+    "hint": ["4HPwATDgc/ABMA"],
+    "cube": ["4HPwATDgc/ABMA"],
+    "eval": ["4HPwATDgc/ABMA"],
+    "rollout": ["4HPwATDgc/ABMA"],
+}
 
 
 def parse(verb: str, flags: list[str]) -> argparse.Namespace:

@@ -32,10 +32,15 @@ SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
 def run_train(tmp_path: Path, *extra: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     argv = [
-        "--config", SMOKE, "--no-progress",
-        "--set", f"checkpoint_dir={tmp_path / 'ck'}", "--set", f"runs_dir={tmp_path / 'runs'}",
+        "--config",
+        SMOKE,
+        "--no-progress",
+        "--set",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+        "--set",
+        f"runs_dir={tmp_path / 'runs'}",
         *extra,
-    ]  # fmt: skip
+    ]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = train.main(argv)
     return code, out.getvalue(), err.getvalue()

@@ -433,8 +433,11 @@ def test_the_command_rolls_out_a_position_and_its_plays(tiny_net, monkeypatch, c
     assert run_command(["4HPwATDgc/ABMA", *common], monkeypatch) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["rollout"]["trials"] == 36 and out["cube"]["action"] in (
-        "no double", "double, take", "double, pass", "too good",
-    )  # fmt: skip
+        "no double",
+        "double, take",
+        "double, pass",
+        "too good",
+    )
     lo, hi = out["rollout"]["equity_ci95"]
     assert lo <= out["rollout"]["equity"] <= hi
     assert run_command(["4HPwATDgc/ABMA", "31", "--candidates", "2", *common], monkeypatch) == 0
@@ -507,8 +510,9 @@ def test_a_play_that_wins_rolls_out_first_to_its_points():
 # --- the network kernel of the luck step ------------------------------------------------
 
 
-@pytest.mark.parametrize(("activation", "width"), [("sigmoid", 37), ("tanh", 37), ("relu", 37),
-                                                  ("sigmoid", 3)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("activation", "width"), [("sigmoid", 37), ("tanh", 37), ("relu", 37), ("sigmoid", 3)]
+)
 def test_the_incremental_network_kernel_is_the_dense_product(activation, width):
     # Every afterstate of 21 rolls from boards of random games, as the luck step asks for
     # them, against the plain float64 product of the Tesauro inputs; large weights push
@@ -536,8 +540,11 @@ def test_the_incremental_network_kernel_is_the_dense_product(activation, width):
     rolls = np.array(ROLLS * len(roots))
     after, parent = engine.batch_afterstates(reps, rolls)
     x = get_encoding("tesauro")[0](after).astype(np.float64)
-    act = {"sigmoid": lambda z: 1 / (1 + np.exp(-z)), "tanh": np.tanh,
-           "relu": lambda z: np.maximum(z, 0)}[activation]  # fmt: skip
+    act = {
+        "sigmoid": lambda z: 1 / (1 + np.exp(-z)),
+        "tanh": np.tanh,
+        "relu": lambda z: np.maximum(z, 0),
+    }[activation]
     (w1, b1), (w2, b2) = weights
     c = 1 / (1 + np.exp(-(act(x @ w1.T.astype(np.float64) + b1) @ w2.T + b2)))
     win, lg = c[:, 0], (1 - c[:, 0]) * c[:, 3]
@@ -556,8 +563,9 @@ def test_a_sure_win_is_double_pass_by_the_rules():
     # one off: a single game. Playing on wins 1, a double taken 2, a pass 1.
     b = board({1: 2}, {6: 14})
     setting = CubeSetting()
-    r = rollout_position(b, TDAgent(RaceEvaluator()), settings=Settings(trials=72, seed=2),
-                         cube=setting)  # fmt: skip
+    r = rollout_position(
+        b, TDAgent(RaceEvaluator()), settings=Settings(trials=72, seed=2), cube=setting
+    )
     np.testing.assert_array_equal(r.cubeful, np.tile([1.0, 2.0], (72, 1)))
     c = cube_rollout(r, setting)
     assert (c.nd, c.dt, c.dp, c.nd_se, c.dt_se) == (1.0, 2.0, 1.0, 0.0, 0.0)
@@ -570,8 +578,9 @@ def test_a_hopeless_position_is_no_double_and_a_double_loses_twice_the_stake():
     # on roll loses 1 (a double is passed or the game is played out) or, doubling, 2.
     b = board({6: 14}, {1: 1})
     setting = CubeSetting()
-    r = rollout_position(b, TDAgent(RaceEvaluator()), settings=Settings(trials=72, seed=2),
-                         cube=setting)  # fmt: skip
+    r = rollout_position(
+        b, TDAgent(RaceEvaluator()), settings=Settings(trials=72, seed=2), cube=setting
+    )
     np.testing.assert_array_equal(r.cubeful, np.tile([-1.0, -2.0], (72, 1)))
     c = cube_rollout(r, setting)
     assert c.action == "no double" and abs(c.nd + 1) < 1e-9 and abs(c.dt + 2) < 1e-9
@@ -597,9 +606,13 @@ def test_the_centred_cube_before_the_opening_rolls_out_to_zero():
 
     start = engine.Position.start().board
     r = rollout_position(
-        start, PubevalAgent(), evaluator=RaceEvaluator(), opening=True, cube=CubeSetting(),
+        start,
+        PubevalAgent(),
+        evaluator=RaceEvaluator(),
+        opening=True,
+        cube=CubeSetting(),
         settings=Settings(trials=360, truncate=8, seed=7),
-    )  # fmt: skip
+    )
     assert r.cubeful.shape == (360, 1)  # nobody may double before the opening roll
     mean, se = r.cubeful_estimate()
     assert 0 < se < 0.3 and abs(mean) <= Z * se
@@ -619,18 +632,18 @@ def test_a_cube_that_cannot_turn_leaves_the_cubeless_results():
     eq = money.raw @ [2, 1, 1, -1, -1] - 1
     assert len(set(eq.tolist())) > 1
     np.testing.assert_allclose(money.cubeful[:, 0], eq, atol=1e-12)
-    np.testing.assert_allclose(money.cubeful_luck[:, 0], money.luck @ [2, 1, 1, -1, -1],
-                               atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(money.cubeful_luck[:, 0], money.luck @ [2, 1, 1, -1, -1], atol=1e-12)
     crawford = CubeSetting(1, "centre", 5, (3, 1), crawford=True)
     match = rollout_position(b, agent, settings=settings, cube=crawford)
     np.testing.assert_array_equal(match.raw, money.raw)
     points = 1 + match.raw[:, 1] + match.raw[:, 2] + match.raw[:, 3] + match.raw[:, 4]
     won = match.raw[:, 0] == 1
     expected = [
-        mwc_to_emg(KAZAROSS_XG2.outcome(3, 1, int(p), bool(w), crawford=True), 3, 1, 1,
-                   crawford=True)
+        mwc_to_emg(
+            KAZAROSS_XG2.outcome(3, 1, int(p), bool(w), crawford=True), 3, 1, 1, crawford=True
+        )
         for p, w in zip(points, won, strict=True)
-    ]  # fmt: skip
+    ]
     np.testing.assert_allclose(match.cubeful[:, 0], expected, atol=1e-12)
     assert not match.cubeful_luck.any()  # no cubeful luck in match play
 
@@ -639,8 +652,9 @@ def test_plays_roll_out_with_the_cube_alive():
     # 2-1 bears both checkers off and wins 1; after the other play the opponent's last
     # checker comes off with any roll, and the mover loses 1 whatever the cube does.
     b = board({1: 1, 2: 1}, {1: 1})
-    plays = rollout_plays(b, (2, 1), TDAgent(RaceEvaluator()), settings=Settings(trials=36),
-                          cube=CubeSetting())  # fmt: skip
+    plays = rollout_plays(
+        b, (2, 1), TDAgent(RaceEvaluator()), settings=Settings(trials=36), cube=CubeSetting()
+    )
     assert [x.result.cubeful_estimate() for x in plays] == [(1.0, 0.0), (-1.0, 0.0)]
 
 

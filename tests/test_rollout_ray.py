@@ -65,8 +65,19 @@ def test_ray_rolls_out_the_local_trials_whatever_the_workers(ray):
 
 @pytest.mark.slow
 def test_the_command_on_ray_prints_the_local_figures(ray, tiny_net, capsys):
-    common = ["4HPwATDgc/ABMA", "31", "--agent", f"td:{tiny_net}", "--trials", "40",
-              "--truncate", "6", "--candidates", "3", "--json"]  # fmt: skip
+    common = [
+        "4HPwATDgc/ABMA",
+        "31",
+        "--agent",
+        f"td:{tiny_net}",
+        "--trials",
+        "40",
+        "--truncate",
+        "6",
+        "--candidates",
+        "3",
+        "--json",
+    ]
     outputs = []
     for extra in (["--jobs", "1"], ["--backend", "ray", "--workers", "2"]):
         args = parse([*common, *extra])

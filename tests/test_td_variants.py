@@ -360,10 +360,18 @@ def test_acey_deucey_trainer_learns_from_finished_games() -> None:
 
 def test_train_py_runs_acey_deucey_and_saves_a_loadable_checkpoint(tmp_path: Path) -> None:
     args = [
-        "--config", SMOKE, "--no-progress", "--set", "variant=acey-deucey",
-        "--set", "games=32", "--set", f"checkpoint_dir={tmp_path / 'ck'}",
-        "--set", f"runs_dir={tmp_path / 'runs'}",
-    ]  # fmt: skip
+        "--config",
+        SMOKE,
+        "--no-progress",
+        "--set",
+        "variant=acey-deucey",
+        "--set",
+        "games=32",
+        "--set",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+        "--set",
+        f"runs_dir={tmp_path / 'runs'}",
+    ]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         assert train.main(args) == 0, err.getvalue()

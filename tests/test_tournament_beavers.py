@@ -90,9 +90,13 @@ def test_beavers_escalate_to_the_cube_limit_and_score_by_the_cube():
         d = 1 - first_mover(rec)
         o = 1 - d
         assert cube_actions(rec) == [
-            (d, "double", 2), (o, "beaver", 4), (o, "double", 8), (d, "beaver", 16),
-            (d, "double", 32), (o, "beaver", 64),
-        ]  # fmt: skip
+            (d, "double", 2),
+            (o, "beaver", 4),
+            (o, "double", 8),
+            (d, "beaver", 16),
+            (d, "double", 32),
+            (o, "beaver", 64),
+        ]
         assert g.cube == rec["cube"] == 64
         # The cube was turned, so the Jacoby rule does not apply: value times the cube.
         assert g.points == rec["points"] == 64 * g.value
@@ -206,8 +210,7 @@ def test_td_and_gnubg_beaver_in_the_constructed_position(spec):
     assert (games.cube[0], games.owner[0]) == (4, 1)
     # The beaverer now owns the cube at 4: its context says so, and the doubler's too.
     games.on_roll[0] = 1
-    assert games.context(0) == GameContext(cube_value=4, cube_owner="me", jacoby=True,
-                                           beavers=True)  # fmt: skip
+    assert games.context(0) == GameContext(cube_value=4, cube_owner="me", jacoby=True, beavers=True)
     # --no-beavers: a plain take.
     games = _state((Doubler("doubler"), taker), PairSettings(cube=True, jacoby=True))
     _cube_phase(games, np.array([0]), _finish)

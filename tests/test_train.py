@@ -27,10 +27,15 @@ SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
 
 def args_for(tmp_path: Path, *extra: str) -> list[str]:
     return [
-        "--config", SMOKE, "--no-progress",
-        "--set", f"checkpoint_dir={tmp_path / 'ck'}", "--set", f"runs_dir={tmp_path / 'runs'}",
+        "--config",
+        SMOKE,
+        "--no-progress",
+        "--set",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+        "--set",
+        f"runs_dir={tmp_path / 'runs'}",
         *extra,
-    ]  # fmt: skip
+    ]
 
 
 @dataclass

@@ -164,10 +164,15 @@ def test_selfplay_round_records_the_games_and_the_sweep() -> None:
 def run_train(tmp_path: Path, *extra: str) -> Result:
     out, err = io.StringIO(), io.StringIO()
     args = [
-        "--config", SMOKE, "--no-progress",
-        "--set", f"checkpoint_dir={tmp_path / 'ck'}", "--set", f"runs_dir={tmp_path / 'runs'}",
+        "--config",
+        SMOKE,
+        "--no-progress",
+        "--set",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+        "--set",
+        f"runs_dir={tmp_path / 'runs'}",
         *extra,
-    ]  # fmt: skip
+    ]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = train.main(args)
     return Result(code, out.getvalue(), err.getvalue())
@@ -234,9 +239,14 @@ def test_bad_game_settings_are_one_line_errors(tmp_path: Path, smoke_run: Path) 
     one_line_error(run_train(tmp_path, "--set", "variant=nackgammon"), "standard")
     one_line_error(run_train(tmp_path, "--backend", "ray"), "backgammon only")
     backgammon = [
-        "--set", "game=backgammon", "--set", f"checkpoint_dir={smoke_run / 'ck'}",
-        "--set", f"runs_dir={tmp_path / 'r'}", "--resume",
-    ]  # fmt: skip
+        "--set",
+        "game=backgammon",
+        "--set",
+        f"checkpoint_dir={smoke_run / 'ck'}",
+        "--set",
+        f"runs_dir={tmp_path / 'r'}",
+        "--resume",
+    ]
     one_line_error(run_train(tmp_path, *backgammon), "checkpoint learnt 'sixdice'")
 
 

@@ -83,9 +83,7 @@ def test_acey_deucey_play_session_types_one_two_turns_in_steps() -> None:
     for seed in range(6):
         out = io.StringIO()
         script = Script(out, ad_policy(np.random.default_rng(seed)))
-        session = play.Session(
-            random_ad_agent(seed), seed=seed, variant=AD, inp=script, out=out
-        )  # fmt: skip
+        session = play.Session(random_ad_agent(seed), seed=seed, variant=AD, inp=script, out=out)
         assert session.run() == 0
         text = out.getvalue()
         state = script.state
@@ -123,8 +121,9 @@ def test_nackgammon_play_starts_from_its_layout() -> None:
                 plays = engine.legal_plays(pos, (int(m[-1][0]), int(m[-1][1])))
                 return str(plays[0])
 
-            session = play.Session(bot, seed=seed, variant=variant,
-                                   inp=Script(out, answer), out=out)  # fmt: skip
+            session = play.Session(
+                bot, seed=seed, variant=variant, inp=Script(out, answer), out=out
+            )
             assert session.run() == 0
             text = out.getvalue()
             assert "Illegal" not in text
@@ -139,8 +138,12 @@ def test_nackgammon_play_starts_from_its_layout() -> None:
 def test_play_refuses_an_agent_of_another_variant_in_one_line() -> None:
     res = subprocess.run(
         [sys.executable, "-m", "vrhcaby.cli.main", "play", "--variant", AD, "--agent", "td"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120, input="",
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        input="",
+    )
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         "vrhcaby play: error: agent 'td' cannot play variant 'acey-deucey'"

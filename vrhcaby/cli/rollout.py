@@ -262,8 +262,11 @@ def _position_text(r: RolloutResult, cube, describe: str, rolled: CubeRollout | 
         se = rolled.versus_optimal
         lines.append(f"cubeful (rolled out) {_f(rolled.optimal, sign=True)}")
         lines.append(f"cube decision (rolled out): {rolled.detail}")
-        rows = [("no double", rolled.nd, rolled.nd_se), ("double, take", rolled.dt, rolled.dt_se),
-                ("double, pass", rolled.dp, 0.0)]  # fmt: skip
+        rows = [
+            ("no double", rolled.nd, rolled.nd_se),
+            ("double, take", rolled.dt, rolled.dt_se),
+            ("double, pass", rolled.dp, 0.0),
+        ]
         for name, value, value_se in rows:
             if name in se:
                 diff, diff_se = se[name]
@@ -351,15 +354,28 @@ def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
     try:
         if dice is None:
             result = rollout_position(
-                board, agent, evaluator=evaluator, settings=settings, opening=args.opening,
-                progress=update, cube=trials_cube, **where,
-            )  # fmt: skip
+                board,
+                agent,
+                evaluator=evaluator,
+                settings=settings,
+                opening=args.opening,
+                progress=update,
+                cube=trials_cube,
+                **where,
+            )
             interrupted, done = result.interrupted, result.trials
         else:
             plays = rollout_plays(
-                board, dice, agent, candidates=args.candidates, evaluator=evaluator,
-                settings=settings, progress=update, cube=trials_cube, **where,
-            )  # fmt: skip
+                board,
+                dice,
+                agent,
+                candidates=args.candidates,
+                evaluator=evaluator,
+                settings=settings,
+                progress=update,
+                cube=trials_cube,
+                **where,
+            )
             interrupted, done = plays[0].result.interrupted, plays[0].result.trials
     finally:
         if bar is not None:
@@ -394,9 +410,13 @@ def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
         if cubeful:
             add_cubeful(plays, setting)
         if args.json:
-            out = {"position": engine.position_id(board), "dice": list(dice),
-                   "settings": describe, **_rules_json(setting),
-                   "plays": [_play_json(x) for x in plays]}  # fmt: skip
+            out = {
+                "position": engine.position_id(board),
+                "dice": list(dice),
+                "settings": describe,
+                **_rules_json(setting),
+                "plays": [_play_json(x) for x in plays],
+            }
             print(json.dumps(out, indent=2))
         else:
             print(_plays_text(plays, cubeful, describe, args.cubeful_trials))

@@ -162,10 +162,17 @@ def check_out(out: Path | None) -> None:
 def _records(pair: PairResult, seed: int) -> list[dict]:
     """The games of a pair as `games.jsonl` records, in sample order."""
     return [
-        dict(g.record or {}, a=pair.a, b=pair.b, a_seat=g.a_seat, sample=g.sample,
-             copy=g.copy, seed=seed)
+        dict(
+            g.record or {},
+            a=pair.a,
+            b=pair.b,
+            a_seat=g.a_seat,
+            sample=g.sample,
+            copy=g.copy,
+            seed=seed,
+        )
         for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
-    ]  # fmt: skip
+    ]
 
 
 def _save(out: Path, records: list[dict], pair: PairResult, index: int) -> None:

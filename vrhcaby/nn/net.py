@@ -255,11 +255,26 @@ def _output(
             m = np.floor(t * np.float32(1.44269504) + np.float32(0.5))
             y = t - m * np.float32(0.693359375) + m * np.float32(2.12194440e-4)
             x[k] = (
-                (((((np.float32(1.9875691500e-4) * y + np.float32(1.3981999507e-3)) * y
-                    + np.float32(8.3334519073e-3)) * y + np.float32(4.1665795894e-2)) * y
-                  + np.float32(1.6666665459e-1)) * y + np.float32(5.0000001201e-1)) * (y * y)
-                + y + one
-            )  # fmt: skip
+                (
+                    (
+                        (
+                            (
+                                (np.float32(1.9875691500e-4) * y + np.float32(1.3981999507e-3)) * y
+                                + np.float32(8.3334519073e-3)
+                            )
+                            * y
+                            + np.float32(4.1665795894e-2)
+                        )
+                        * y
+                        + np.float32(1.6666665459e-1)
+                    )
+                    * y
+                    + np.float32(5.0000001201e-1)
+                )
+                * (y * y)
+                + y
+                + one
+            )
             bits[k] = (np.int32(m) + np.int32(127)) << np.int32(23)  # 2**m
         for k in range(x.size):
             x[k] = one / (one + x[k] * scale[k])
@@ -333,9 +348,18 @@ def _last_layer(
     """The outputs of the last hidden layer's pre-activations `layer` (N, width)."""
     empty = np.zeros((2, 1, 16, 1), np.float32)
     return _output(
-        np.ascontiguousarray(layer, np.float32), _NO_AFTERSTATES, _NO_PARENT, _NO_AFTERSTATES,
-        empty, empty[0], empty[0, 0], empty[0, 0], activation, weight, bias,
-    )  # fmt: skip
+        np.ascontiguousarray(layer, np.float32),
+        _NO_AFTERSTATES,
+        _NO_PARENT,
+        _NO_AFTERSTATES,
+        empty,
+        empty[0],
+        empty[0, 0],
+        empty[0, 0],
+        activation,
+        weight,
+        bias,
+    )
 
 
 def _layer1_numpy(
@@ -495,8 +519,19 @@ class Evaluator:
             w, b = self.weights[1]
             activation = ACTIVATIONS.index(self.net.activation)
             features = self._features(after, extra_turn)
-            conditional = _output(base, after, parent, roots, self._table, self._off,
-                                  features, self._extra, activation, w, b)  # fmt: skip
+            conditional = _output(
+                base,
+                after,
+                parent,
+                roots,
+                self._table,
+                self._off,
+                features,
+                self._extra,
+                activation,
+                w,
+                b,
+            )
             return obey_rules(after, joint(conditional))
         layer = _layer1_delta(after, parent, roots, base, self._table, self._off)
         return obey_rules(after, self._head(self._extras(after, layer, extra_turn)))

@@ -298,9 +298,16 @@ def rollout_plays(
     ranked = rank_plays(b, roll, agent, evaluator)[:candidates]
     after = np.stack([p.position.board for p, _ in ranked])
     results = rollout_afterstates(
-        after, agent, evaluator=evaluator, settings=settings, jobs=jobs, progress=progress,
-        backend=backend, address=address, cube=cube,
-    )  # fmt: skip
+        after,
+        agent,
+        evaluator=evaluator,
+        settings=settings,
+        jobs=jobs,
+        progress=progress,
+        backend=backend,
+        address=address,
+        cube=cube,
+    )
     out = [
         PlayRollout(play=p, result=r, prior=prior)
         for (p, prior), r in zip(ranked, results, strict=True)

@@ -157,9 +157,14 @@ def play_cubeful_equity(p: np.ndarray, afterstate: np.ndarray, setting: CubeSett
         return -d.optimal
     assert d.optimal_mwc is not None
     return float(
-        mwc_to_emg(1.0 - d.optimal_mwc, setting.away[0], setting.away[1], setting.cube_value,
-                   crawford=setting.crawford)
-    )  # fmt: skip
+        mwc_to_emg(
+            1.0 - d.optimal_mwc,
+            setting.away[0],
+            setting.away[1],
+            setting.cube_value,
+            crawford=setting.crawford,
+        )
+    )
 
 
 def add_cubeful(plays: list[PlayRollout], setting: CubeSetting) -> None:
@@ -235,9 +240,12 @@ def cube_rollout(result: RolloutResult, setting: CubeSetting) -> CubeRollout:
     else:
         dp = 1.0
     choice = cube._decide(
-        nd, dt, dp, beavers=setting.context().beavers,
+        nd,
+        dt,
+        dp,
+        beavers=setting.context().beavers,
         redouble=setting.cube_owner == "me",
-    )  # fmt: skip
+    )
     optimal = choice.optimal
     nd_dt = result.cubeful_estimate(0, minus=1)[1]  # the paired difference's error
     se = {("nd", "dt"): nd_dt, ("nd", "dp"): nd_se, ("dt", "dp"): dt_se}

@@ -11,7 +11,7 @@ adjustment, if on). With cube lines (`CubeLines`) each trial also plays the cube
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -22,7 +22,7 @@ from agents.search import game_value
 from vrhcaby.equity.context import CubeOwner
 from vrhcaby.equity.met import KAZAROSS_XG2, mwc_to_emg
 from vrhcaby.equity.outcomes import invert, outcome
-from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt
+from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt, chunks
 from vrhcaby.play.rollout_cube import CubeSetting, mover_decision
 from vrhcaby.play.rollout_results import EQUITY, RolloutResult
 from vrhcaby.play.rollout_variance import OPENING, SWAP, Dice, reuses_luck, roll_luck
@@ -128,8 +128,9 @@ class CubeLines:
         s = self.setting
         return float(mwc_to_emg(root_mwc, s.away[0], s.away[1], s.cube_value, crawford=s.crawford))
 
-    def stopped(self, p: np.ndarray, board: np.ndarray, value: int, owner: int,
-                mover_is_root: bool) -> float:  # fmt: skip
+    def stopped(
+        self, p: np.ndarray, board: np.ndarray, value: int, owner: int, mover_is_root: bool
+    ) -> float:
         """A truncated trial's line: the side on roll's Janowski cubeful value of `p`."""
         d = mover_decision(p, board, self.mover_setting(value, owner, mover_is_root))
         if self.setting.match_to:
@@ -140,9 +141,15 @@ class CubeLines:
 
 
 def _cube_turn(
-    lines: CubeLines, evaluator: Evaluator, board: np.ndarray, root: np.ndarray,
-    value: np.ndarray, owner: np.ndarray, settled: np.ndarray, cubeful: np.ndarray,
-) -> None:  # fmt: skip
+    lines: CubeLines,
+    evaluator: Evaluator,
+    board: np.ndarray,
+    root: np.ndarray,
+    value: np.ndarray,
+    owner: np.ndarray,
+    settled: np.ndarray,
+    cubeful: np.ndarray,
+) -> None:
     """The cube actions before the roll of pre-roll boards (side on roll in row 1), for
     every line not settled: doubles, takes (the cube doubles and changes hands) and passes
     (the line is settled), in place."""
@@ -272,9 +279,12 @@ def _play_out(
                 for k, r in enumerate(s):
                     for line in np.flatnonzero(~settled[r]):
                         cubeful[r, line] = lines.stopped(
-                            mover_p[k], board[r], int(value[r, line]), int(owner[r, line]),
+                            mover_p[k],
+                            board[r],
+                            int(value[r, line]),
+                            int(owner[r, line]),
                             bool(root[r]),
-                        )  # fmt: skip
+                        )
             idx = idx[~stop]
             if not len(idx):
                 continue
@@ -359,11 +369,6 @@ def _worker_chunk(trials: range) -> tuple[range, Chunk]:
     return trials, SHARED["job"].run(trials)
 
 
-def _chunks(trials: int, size: int) -> Iterator[range]:
-    for lo in range(0, trials, size):
-        yield range(lo, min(lo + size, trials))
-
-
 #: Called after each finished chunk with the results so far (one per root).
 Progress = Callable[[list[RolloutResult]], None]
 
@@ -422,15 +427,15 @@ def run_trials(
             from vrhcaby.play.ray import connect, run_ray
 
             connect(address)
-            if run_ray(job, list(_chunks(s.trials, s.chunk)), workers=jobs, on_result=keep):
+            if run_ray(job, list(chunks(s.trials, s.chunk)), workers=jobs, on_result=keep):
                 return results(True)
         elif jobs <= 1 or s.trials <= s.chunk:
-            for trials in _chunks(s.trials, s.chunk):
+            for trials in chunks(s.trials, s.chunk):
                 keep(trials, job.run(trials))
         else:
             processes = min(jobs, -(-s.trials // s.chunk))
             with WorkerPool(processes, _worker_chunk, job=job) as pool:
-                for trials, part in pool.imap_unordered(_chunks(s.trials, s.chunk)):
+                for trials, part in pool.imap_unordered(chunks(s.trials, s.chunk)):
                     keep(trials, part)
     except KeyboardInterrupt:
         return results(True)

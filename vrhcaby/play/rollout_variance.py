@@ -31,8 +31,10 @@ from agents.search import every_roll
 _PAIRS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int64)
 OPENING = _PAIRS[_PAIRS[:, 0] != _PAIRS[:, 1]]
 #: A difference of probability vectors seen from the other side (`invert` without the 1).
-SWAP = np.array([[-1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0],
-                 [0, 0, 1, 0, 0]], dtype=np.float64)  # fmt: skip
+SWAP = np.array(
+    [[-1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0]],
+    dtype=np.float64,
+)
 
 
 def _stratified_turns(trials: int, bases: list[int]) -> int:
