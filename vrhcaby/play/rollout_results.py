@@ -19,7 +19,8 @@ from vrhcaby.equity.outcomes import equity
 from vrhcaby.play.stats import nan_to_none
 
 #: Equity of the five probabilities, as a linear form.
-EQUITY = np.array([2.0, 1.0, 1.0, -1.0, -1.0])
+#: The linear form of `equity` (its gradient): the equity of a difference of probabilities.
+EQUITY = equity(np.eye(5)) - equity(np.zeros(5))
 
 
 @dataclass(frozen=True)

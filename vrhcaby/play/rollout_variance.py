@@ -25,16 +25,14 @@ import numpy as np
 
 from agents.search import ValueFunction as Evaluator
 from agents.search import every_roll
+from vrhcaby.equity.outcomes import invert
 
 #: The 36 ordered rolls (quasi-random strata) and the 30 opening rolls (no doubles):
 #: `(die of the side in row 1, die of the side in row 0)` for the opening.
 _PAIRS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int64)
 OPENING = _PAIRS[_PAIRS[:, 0] != _PAIRS[:, 1]]
 #: A difference of probability vectors seen from the other side (`invert` without the 1).
-SWAP = np.array(
-    [[-1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0]],
-    dtype=np.float64,
-)
+SWAP = invert(np.eye(5)) - invert(np.zeros(5))
 
 
 def _stratified_turns(trials: int, bases: list[int]) -> int:
