@@ -64,6 +64,7 @@ def positions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def per_position(evaluator, roots: np.ndarray, after: np.ndarray, parent: np.ndarray):
     """One `probabilities_from` call per root, on its plays."""
+    assert (np.diff(parent) >= 0).all(), "afterstates grouped by root"
     bounds = np.searchsorted(parent, np.arange(len(roots) + 1))
     calls = [
         (roots[r : r + 1], after[lo:hi], np.zeros(hi - lo, np.int64))

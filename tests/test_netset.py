@@ -139,6 +139,13 @@ def test_a_set_of_copies_is_the_network_and_the_databases(
     )
 
 
+def thinned(roots: np.ndarray, after: np.ndarray, parent: np.ndarray, keep: int):
+    """The afterstates with only every `keep`-th contact one left (a mixed batch)."""
+    contact = np.flatnonzero(classify_boards(after) == CONTACT)
+    rows = np.sort(np.concatenate([np.setdiff1d(np.arange(len(after)), contact), contact[::keep]]))
+    return roots, after[rows], parent[rows]
+
+
 def test_each_class_goes_to_its_own_network(boards: np.ndarray) -> None:
     networks = {
         "contact": load_evaluator(BEST),
@@ -146,21 +153,29 @@ def test_each_class_goes_to_its_own_network(boards: np.ndarray) -> None:
         "race": load_evaluator(ROOT / "checkpoints" / "td-80.pt"),
     }
     found = netset.from_networks(networks)
-    classes = classify_boards(boards)
-    got = found.probabilities(boards)
-    roots, after, parent = random_positions(8, seed=26)
-    after_classes = classify_boards(after)
-    fast = found.probabilities_from(roots, after, parent)
-    for name, network in networks.items():
-        rows = classes == netset.CODES[name]
-        np.testing.assert_allclose(got[rows], network.probabilities(boards[rows]), atol=3e-7)
-        rows = after_classes == netset.CODES[name]
-        if rows.any():
+    played = random_positions(8, seed=26)
+    # both ways of answering: the contact network on the whole batch (at least `WHOLE` of
+    # it is contact) with the other shares written over, and every share on its rows
+    for keep in (1, 20):
+        roots, after, parent = thinned(*played, keep)
+        batch = thinned(boards[:1], boards, np.zeros(len(boards), np.int64), keep)[1]
+        contact = [(classify_boards(b) == CONTACT).mean() >= netset.WHOLE for b in (batch, after)]
+        assert contact == [keep == 1] * 2
+        classes, after_classes = classify_boards(batch), classify_boards(after)
+        got, fast = found.probabilities(batch), found.probabilities_from(roots, after, parent)
+        for name, network in networks.items():
+            rows = classes == netset.CODES[name]
+            np.testing.assert_allclose(got[rows], network.probabilities(batch[rows]), atol=3e-7)
+            rows = after_classes == netset.CODES[name]
+            assert rows.any()
             np.testing.assert_allclose(fast[rows], network.probabilities(after[rows]), atol=2e-6)
+        decided = np.isin(classes, netset.DECIDED)
+        np.testing.assert_array_equal(got[decided], networks["race"].probabilities(batch[decided]))
     shared = netset.from_networks(
         {"contact": networks["contact"], "race": networks["race"]}, {"crashed": "contact"}
     )
     assert "crashed = contact" in shared.describe()
+    classes = classify_boards(boards)
     rows = np.isin(classes, (CONTACT, CRASHED))
     np.testing.assert_allclose(
         shared.probabilities(boards)[rows], networks["contact"].probabilities(boards[rows]),
@@ -249,6 +264,10 @@ def test_bad_sets_are_one_line_naming_the_class(small, tmp_path: Path) -> None:
     )  # fmt: skip
     with pytest.raises(checkpoint.CheckpointError, match="belongs to no class"):
         load_evaluator(stray)
+    unknown = tmp_path / "layout.pt"
+    checkpoint.save(unknown, {}, {"layout": "stack", "networks": {}})
+    with pytest.raises(checkpoint.CheckpointError, match="names no known layout: 'stack'"):
+        load_evaluator(unknown)
 
 
 def test_a_set_is_not_a_single_network(copies: Path) -> None:

@@ -170,6 +170,8 @@ def _check_meta(meta: dict[str, Any]) -> None:
             raise CheckpointError(f"meta entry {key!r} is not a string: {meta[key]!r:.60}")
     if "game" in meta and meta["game"] not in LAYOUTS:
         raise CheckpointError(f"meta entry 'game' names no known game: {meta['game']!r:.60}")
+    if "layout" in meta and meta["layout"] != SET_LAYOUT:
+        raise CheckpointError(f"meta entry 'layout' names no known layout: {meta['layout']!r:.60}")
     if "games" in meta and not (_is_int(meta["games"]) and meta["games"] >= 0):
         raise CheckpointError(f"meta entry 'games' is not a count: {meta['games']!r:.60}")
     best = meta.get("best")
@@ -285,6 +287,8 @@ def check_classes(held: Iterable[str], fallback: dict[str, Any]) -> None:
 def _check_set(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
     """A backgammon network set (see the module): its classes complete and each network
     sound; every array belongs to a class that holds a network."""
+    if meta.get("game", "backgammon") != "backgammon":
+        raise CheckpointError(f"holds a network set of {meta['game']}: sets are for backgammon")
     networks, fallback = meta.get("networks"), meta.get("fallback", {})
     if not isinstance(networks, dict) or not networks:
         raise CheckpointError("network set has no table of networks (meta entry 'networks')")

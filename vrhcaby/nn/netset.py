@@ -3,10 +3,11 @@
 GNU Backgammon answers a position with the evaluator of its class (`engine.classify`): a
 contact, a crashed or a race network, each with inputs of its own, and its databases in
 a bear-off. A `NetworkSet` does the same over a batch of afterstates: it classifies them
-all at once (`engine.classify.classify_boards`), runs each network once on its share, and
+all at once (`engine.classify.classify_boards`), runs each network once on its share (on
+the whole batch when that share is at least `WHOLE` of it, cheaper than gathering), and
 answers the finished games and the bear-offs with `vrhcaby.nn.lawful.obey_rules` (the
 game's result, the bear-off databases' exact cubeless values, `vrhcaby.nn.bearoff_db`),
-so that no network is run for them. It has an `Evaluator`'s methods (`probabilities`,
+in place of any network's answer. It has an `Evaluator`'s methods (`probabilities`,
 `probabilities_from`, `equity`: the same shapes, float32) and attributes (`variant`,
 `config`, `net`), so it goes wherever one goes: the td agent at any depth, hints, cube
 decisions, rollouts, tournaments, the external-player server. `vrhcaby.nn.net.load_evaluator`
@@ -41,6 +42,10 @@ from vrhcaby.nn.lawful import obey_rules
 CODES = {"contact": CONTACT, "crashed": CRASHED, "race": RACE}
 #: The codes whose afterstates the rules and the databases answer, with no network.
 DECIDED = (OVER, BEAROFF1, BEAROFF2)
+#: The share of a batch from which its answerer answers the whole batch rather than its
+#: rows: gathering 98% of a batch of afterstates (and their roots) cost more, measured
+#: (bench/netset.py), than a network's answers to the other 2%, which are thrown away.
+WHOLE = 0.9
 
 
 class NetDescription(Protocol):
@@ -141,17 +146,23 @@ class NetworkSet:
 
     def _shares(self, boards: np.ndarray) -> list[tuple[ClassNetwork | None, np.ndarray | None]]:
         """Each answerer (a network; None: the rules and the databases) with the rows of
-        `boards` it answers, those that have any; rows None: the whole batch."""
+        `boards` it answers, those that have any. Rows None, first in the list only: the
+        answerer of at least `WHOLE` of the batch, which answers all of it (the other
+        shares' answers then replace its answers to their rows)."""
         if not len(boards):
             return []
         answerer = self._answerer_of[classify_boards(boards)]
-        if (answerer == answerer[0]).all():  # one class (the common case): no rows to gather
+        if (answerer == answerer[0]).all():  # one answerer (the common case): no counting
             return [(self._answerers[answerer[0]], None)]
+        counts = np.bincount(answerer, minlength=len(self._answerers))
+        top = int(np.argmax(counts))
+        whole = counts[top] >= WHOLE * len(boards)
         shares: list[tuple[ClassNetwork | None, np.ndarray | None]] = []
+        if whole:
+            shares.append((self._answerers[top], None))
         for i, network in enumerate(self._answerers):
-            rows = np.flatnonzero(answerer == i)
-            if len(rows):
-                shares.append((network, rows))
+            if counts[i] and not (whole and i == top):
+                shares.append((network, np.flatnonzero(answerer == i)))
         return shares
 
     def probabilities(
@@ -166,8 +177,9 @@ class NetworkSet:
             part = boards if rows is None else boards[rows]
             p = _decided(part) if network is None else network.probabilities(part)
             if rows is None:
-                return p
-            out[rows] = p
+                out = p  # a new array: the other shares' rows are written into it
+            else:
+                out[rows] = p
         return out
 
     def probabilities_from(
@@ -188,16 +200,15 @@ class NetworkSet:
         out = np.empty((len(after), 5), np.float32)
         for network, rows in self._shares(after):
             if rows is None:
-                if network is None:
-                    return _decided(after)
-                return network.probabilities_from(roots, after, parent)
-            if network is None:
+                whole = network.probabilities_from if network is not None else None
+                out = _decided(after) if whole is None else whole(roots, after, parent)
+            elif network is None:
                 out[rows] = _decided(after[rows])
-                continue
-            used = np.zeros(len(roots), bool)  # the share's roots, and each row's among them
-            used[parent[rows]] = True
-            local = (np.cumsum(used) - 1)[parent[rows]]
-            out[rows] = network.probabilities_from(roots[used], after[rows], local)
+            else:
+                used = np.zeros(len(roots), bool)  # the share's roots, each row's among them
+                used[parent[rows]] = True
+                local = (np.cumsum(used) - 1)[parent[rows]]
+                out[rows] = network.probabilities_from(roots[used], after[rows], local)
         return out
 
     def equity(self, afterstates: np.ndarray, extra_turn: np.ndarray | None = None) -> np.ndarray:
