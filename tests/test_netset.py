@@ -338,6 +338,9 @@ def test_the_td_agent_hint_and_a_rollout_take_a_set(
         assert code == 0
         outputs.append(capsys.readouterr().out)
     assert outputs[0].replace(str(copies), "") == outputs[1].replace(str(BEST), "")
+    monkeypatch.setattr(cli, "COMMANDS", ("rollout",))
+    argv = ["rollout", START, "--agent", f"td:{copies}", "--trials", "4", "--no-progress"]
+    assert cli.main([*argv, "--json"]) == 0 and '"trials": 4' in capsys.readouterr().out
     settings = Settings(trials=16, seed=3, truncate=4)
     results = [
         rollout_position(position.board, load_agent(f"td:{path}"), settings=settings)
