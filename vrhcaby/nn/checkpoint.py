@@ -9,6 +9,13 @@ classes, so reading one needs ``import torch`` (over a second) and trusts arbitr
 pickled code; this layout opens with ``numpy.load(allow_pickle=False)`` in milliseconds,
 so the command line and the agents evaluate a network without torch.
 
+A *network set* (`vrhcaby.nn.netset`) is a checkpoint of the same format with one network
+per position class: meta entry ``layout`` is ``"network-set"`` (`SET_LAYOUT`),
+``networks`` a table from class (`SET_CLASSES`) to that network's description, and
+``fallback`` (optional) a table from a class without a network of its own to the class
+whose network answers it; class ``c``'s weights are ``set/c/model/<name>``. Each class
+is checked as a single network is (`load` with ``sets=True``).
+
 Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
 the same directory, flushed and fsynced, then renamed over the target, so a crash never
 leaves a half-written checkpoint. `load` checks what it reads: every loader of the project
@@ -24,7 +31,7 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -75,7 +82,7 @@ LAYOUTS = {"backgammon": ("model/{}", 5), "sixdice": ("model/body.{}", 1)}
 
 
 def load(
-    path: str | Path, game: str | None = None, *, training: bool = False
+    path: str | Path, game: str | None = None, *, training: bool = False, sets: bool = False
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and meta document stored in `path`, checked: the one loader of every
     checkpoint (agents, tournaments, rollouts, `train --resume`, `init_from`).
@@ -83,9 +90,10 @@ def load(
     Always: a readable zip archive in this format whose numbers are all finite. With
     `game` ("backgammon" or "sixdice"): a network of that game, its description of the
     right types and its weights (2-D, each with its bias, layer widths chaining and
-    agreeing with the description). With `training`: a network of the game it says it
-    learnt (or `game`), and the optimizer, the RNG states and the games played, all
-    `--resume` needs. Anything else is a `CheckpointError`,
+    agreeing with the description). With `sets` a backgammon network set (see the
+    module) passes too, each of its classes checked so. With `training`: a network of the
+    game it says it learnt (or `game`), and the optimizer, the RNG states and the games
+    played, all `--resume` needs. Anything else is a `CheckpointError`,
     one line naming the file and what is wrong.
     """
     path = Path(path)
@@ -104,7 +112,9 @@ def load(
     try:
         _check_arrays(arrays)
         _check_meta(meta)
-        if game is not None or training:
+        if is_set(meta) and sets and game == "backgammon" and not training:
+            _check_set(arrays, meta)
+        elif game is not None or training:
             _check_network(arrays, meta, game or meta.get("game", "backgammon"))
         if training:
             _check_training(arrays, meta)
@@ -160,6 +170,8 @@ def _check_meta(meta: dict[str, Any]) -> None:
             raise CheckpointError(f"meta entry {key!r} is not a string: {meta[key]!r:.60}")
     if "game" in meta and meta["game"] not in LAYOUTS:
         raise CheckpointError(f"meta entry 'game' names no known game: {meta['game']!r:.60}")
+    if "layout" in meta and meta["layout"] != SET_LAYOUT:
+        raise CheckpointError(f"meta entry 'layout' names no known layout: {meta['layout']!r:.60}")
     if "games" in meta and not (_is_int(meta["games"]) and meta["games"] >= 0):
         raise CheckpointError(f"meta entry 'games' is not a count: {meta['games']!r:.60}")
     best = meta.get("best")
@@ -177,6 +189,10 @@ def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: st
     if saved != game:
         label = {"sixdice": "six-dice"}.get(game, game)
         raise CheckpointError(f"holds a {saved} network, not a {label} checkpoint")
+    if is_set(meta):
+        held = meta.get("networks")
+        classes = ", ".join(held) if isinstance(held, dict) else "?"
+        raise CheckpointError(f"holds a network set ({classes:.60}), not a single network")
     net = meta.get("net")
     if not isinstance(net, dict):
         raise CheckpointError("has no network description (meta entry 'net')")
@@ -213,6 +229,83 @@ def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: st
     extra = f"{name.format(2 * len(widths))}.weight"
     if extra in arrays:
         raise CheckpointError(f"has more layers than its description ({extra})")
+
+
+SET_LAYOUT = "network-set"
+"""Meta entry ``layout`` of a network set."""
+SET_CLASSES = ("contact", "crashed", "race")
+"""The position classes a network set answers with networks (`engine.classify`'s names);
+the rules and the bear-off databases answer the others."""
+
+
+def is_set(meta: dict[str, Any]) -> bool:
+    """Whether a checkpoint's meta document describes a network set."""
+    return meta.get("layout") == SET_LAYOUT
+
+
+def set_prefix(name: str) -> str:
+    """Where class `name`'s arrays live in a network set: ``set/<name>/``."""
+    return f"set/{name}/"
+
+
+def set_member(
+    arrays: dict[str, np.ndarray], meta: dict[str, Any], name: str
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Class `name`'s network in a network set as a single network's checkpoint holds it:
+    its arrays (``model/...``) and a meta document with its description (``net``)."""
+    prefix = set_prefix(name)
+    member = {key[len(prefix) :]: a for key, a in arrays.items() if key.startswith(prefix)}
+    return member, {"game": "backgammon", "net": meta["networks"][name]}
+
+
+def check_classes(held: Iterable[str], fallback: dict[str, Any]) -> None:
+    """That networks of the classes `held` and the `fallback` table (class -> the class
+    whose network answers it) cover every one of `SET_CLASSES`, each once, with known
+    names; else a `CheckpointError` naming the class and what is wrong."""
+    held = list(held)
+    known = ", ".join(SET_CLASSES)
+    for name in [*held, *fallback]:
+        if name not in SET_CLASSES:
+            raise CheckpointError(f"network set class {name!r:.40} is unknown (classes: {known})")
+    for name, target in fallback.items():
+        if name in held:
+            raise CheckpointError(
+                f"network set class {name} has a network and a fallback ({target!r:.40})"
+            )
+        if target not in held:
+            raise CheckpointError(
+                f"network set class {name} falls back to {target!r:.40}, which holds no "
+                f"network of its own (networks: {', '.join(held) or 'none'})"
+            )
+    for name in SET_CLASSES:
+        if name not in held and name not in fallback:
+            raise CheckpointError(
+                f"network set lacks the {name} network (and no fallback names a class for it)"
+            )
+
+
+def _check_set(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """A backgammon network set (see the module): its classes complete and each network
+    sound; every array belongs to a class that holds a network."""
+    if meta.get("game", "backgammon") != "backgammon":
+        raise CheckpointError(f"holds a network set of {meta['game']}: sets are for backgammon")
+    networks, fallback = meta.get("networks"), meta.get("fallback", {})
+    if not isinstance(networks, dict) or not networks:
+        raise CheckpointError("network set has no table of networks (meta entry 'networks')")
+    if not isinstance(fallback, dict):
+        raise CheckpointError(f"network set entry 'fallback' is not a table: {fallback!r:.60}")
+    check_classes(networks, fallback)
+    for name, net in networks.items():
+        if not isinstance(net, dict):
+            raise CheckpointError(f"network set class {name}: description is not a table")
+        try:
+            _check_network(*set_member(arrays, meta, name), "backgammon")
+        except CheckpointError as exc:
+            raise CheckpointError(f"network set class {name}: {exc}") from None
+    prefixes = tuple(set_prefix(name) for name in networks)
+    for key in arrays:
+        if key.startswith("set/") and not key.startswith(prefixes):
+            raise CheckpointError(f"network set entry {key:.60} belongs to no class it holds")
 
 
 def _check_training(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:

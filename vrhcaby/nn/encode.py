@@ -20,6 +20,9 @@ Encodings, chosen by name (`ENCODINGS`):
 - ``contact`` (256 units): ``expert`` plus 19 units per side after GNU Backgammon's contact
   inputs (`contact_features`): breaking contact, timing, anchors, escapes and containment,
   mobility, entering from the bar, backbone and back game.
+- ``race`` (228 units): ``tesauro`` plus 15 units per side after GNU Backgammon's race
+  inputs (`race_features`): the checkers borne off as 14 separate units and the
+  crossovers still to make; the race network of a network set (`vrhcaby.nn.netset`).
 
 Acey-deucey boards are int8 (N, 2, 26), column 25 holding each side's checkers waiting to
 enter, and an afterstate may let its mover roll again. A network for them has the
@@ -642,11 +645,62 @@ def encode_rich(boards: np.ndarray) -> np.ndarray:
     return np.concatenate([encode_tesauro(boards), rich_features(boards)], axis=1)
 
 
+RACE_FEATURES = (
+    *(f"off_{k}_0" for k in range(1, 15)),
+    "crossovers_0",
+    *(f"off_{k}_1" for k in range(1, 15)),
+    "crossovers_1",
+)
+"""Names of the `race` units after Tesauro's 198, in order (suffix = board row)."""
+
+#: _CROSSINGS[i] = the home-ward quadrant boundaries a checker on index i (0..23 = points
+#: 1..24, 24 = the bar) still has to cross: 0 at home, 1 on points 7-12, 2 on 13-18, 3 on
+#: 19-24 (and, outside a race, 4 from the bar).
+_CROSSINGS = (np.arange(25) // 6).astype(np.int32)
+_OFF_THRESHOLDS = np.arange(1, 15, dtype=np.int32)
+
+
+def race_features(boards: np.ndarray) -> np.ndarray:
+    """GNU Backgammon's race inputs beyond the point units, as this project defines them:
+    (N, 2, 25) -> (N, 30) float32, the `RACE_FEATURES`, 15 per row.
+
+    Per row, from its own view, with `off` = 15 - its checkers on the board: 14 units,
+    unit k (k = 1..14) 1 when at least k checkers are off, else 0 (GNU Backgammon's
+    ``RI_OFF``, as a thermometer: a race is often decided by one checker more or less off,
+    which one unit of off/15 hardly tells apart); then the crossovers, the sum over its
+    checkers of the quadrant boundaries each still has to cross to reach home (points
+    7-12 one, 13-18 two, 19-24 three, the bar four), / 10 (``RI_NCROSS``): how many
+    checkers still have to come in, which the pip count alone does not say. Tesauro's four
+    truncated units per point (1, 2, 3 and (n - 3) / 2 checkers) before them are the point
+    inputs, as in GNU Backgammon's race net (whose second unit says "exactly 2", an
+    equivalent basis); keeping Tesauro's layout first lets the evaluator's table-driven
+    first layer (`vrhcaby.nn.net.Evaluator`) serve race networks unchanged.
+
+    Whole-batch numpy: two table look-ups and a comparison, no numba needed.
+    """
+    boards = _as_boards(boards)
+    counts = boards.astype(np.int32)
+    out = np.empty((boards.shape[0], len(RACE_FEATURES)), np.float32)
+    off = 15 - counts.sum(axis=2)  # (N, 2)
+    crossings = counts @ _CROSSINGS  # (N, 2)
+    for row in (0, 1):
+        col = 15 * row
+        out[:, col : col + 14] = off[:, row, None] >= _OFF_THRESHOLDS
+        out[:, col + 14] = crossings[:, row] / 10.0
+    return out
+
+
+def encode_race(boards: np.ndarray) -> np.ndarray:
+    """Tesauro's 198 units followed by the 30 `race_features`: (N, 2, 25) -> (N, 228)."""
+    return np.concatenate([encode_tesauro(boards), race_features(boards)], axis=1)
+
+
 ENCODINGS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int]] = {
     "tesauro": (encode_tesauro, 198),
     "rich": (encode_rich, 214),
     "expert": (encode_expert, 218),
     "contact": (encode_contact, 256),
+    "race": (encode_race, 228),
 }
 """Encoding name -> (encoder, number of input units)."""
 
@@ -655,16 +709,30 @@ FEATURES: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
     "rich": rich_features,
     "expert": expert_features,
     "contact": contact_all,
+    "race": race_features,
 }
 """Encoding name -> the function of its units after Tesauro's 198 (None: there are none)."""
+
+_GROWS_FROM: dict[str, str | None] = {
+    "tesauro": None,
+    "rich": "tesauro",
+    "expert": "rich",
+    "contact": "expert",
+    "race": "tesauro",
+}
+"""Encoding name -> the encoding it is, with units added at the end (None: none)."""
 
 
 def extends(name: str, base: str) -> bool:
     """Whether encoding `name` is encoding `base` with more units after it (or the same), so
     that a network of `base` can grow into one of `name`
     (`vrhcaby.learn.trainer.Trainer.warm_start`)."""
-    order = list(ENCODINGS)  # each encoding is the one before it plus units at the end
-    return order.index(name) >= order.index(base)
+    step: str | None = name
+    while step is not None:
+        if step == base:
+            return True
+        step = _GROWS_FROM[step]
+    return False
 
 
 VARIANT_INPUTS = ("waiting_0", "waiting_1", "rolls_again")

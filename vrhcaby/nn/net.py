@@ -40,6 +40,7 @@ from vrhcaby.nn.encode import (
     waiting_on_bar,
 )
 from vrhcaby.nn.lawful import obey_rules
+from vrhcaby.nn.netset import ClassNetwork, NetworkSet
 
 if TYPE_CHECKING:
     import torch
@@ -554,21 +555,54 @@ def weights_from_arrays(net: NetConfig, arrays: dict[str, np.ndarray]) -> list:
     return layers
 
 
-def load_evaluator(path: str | Path) -> Evaluator:
-    """The backgammon network stored in checkpoint `path`, as a numpy `Evaluator`: the
-    validating loader of every command that plays or judges with a network (agents,
-    tournaments, rollouts, the external-player server). Any file that is not a sound
-    backgammon network is a `CheckpointError` naming it and what is wrong."""
-    arrays, meta = checkpoint.load(path, "backgammon")
-    try:
-        net = NetConfig.from_dict(meta["net"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise checkpoint.CheckpointError(f"{path}: bad network description ({exc})") from None
+def load_evaluator(path: str | Path) -> Evaluator | NetworkSet:
+    """The backgammon network stored in checkpoint `path`, as a numpy `Evaluator`, or the
+    `vrhcaby.nn.netset.NetworkSet` of a network-set checkpoint (one `Evaluator` per
+    class): the validating loader of every command that plays or judges with a network
+    (agents, tournaments, rollouts, the external-player server). Any file that is not a
+    sound backgammon network or set is a `CheckpointError` naming it and what is wrong
+    (for a set, the class too)."""
+    arrays, meta = checkpoint.load(path, "backgammon", sets=True)
+    single = None if checkpoint.is_set(meta) else _net_config(path, meta.get("net"), "")
     config = dict(meta.get("config", {}))
     variant = config.get("variant", "standard")
     if variant not in VARIANTS:
         raise checkpoint.CheckpointError(f"{path}: trained for an unknown variant {variant!r:.40}")
+    if single is not None:
+        return _evaluator(path, single, arrays, variant, config, "")
+    networks: dict[str, ClassNetwork] = {}
+    for name in meta["networks"]:
+        label = f"network set class {name}: "
+        member, member_meta = checkpoint.set_member(arrays, meta, name)
+        net = _net_config(path, member_meta["net"], label)
+        networks[name] = _evaluator(path, net, member, variant, config, label)
+    try:
+        return NetworkSet(networks, dict(meta.get("fallback", {})), variant, config)
+    except ValueError as exc:
+        raise checkpoint.CheckpointError(f"{path}: {exc}") from None
+
+
+def _net_config(path: str | Path, description: Any, label: str) -> NetConfig:
+    """The `NetConfig` a checkpoint describes, or a CheckpointError naming the file."""
+    try:
+        return NetConfig.from_dict(description)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise checkpoint.CheckpointError(
+            f"{path}: {label}bad network description ({exc})"
+        ) from None
+
+
+def _evaluator(
+    path: str | Path,
+    net: NetConfig,
+    arrays: dict[str, np.ndarray],
+    variant: str,
+    config: dict[str, Any],
+    label: str,
+) -> Evaluator:
+    """The `Evaluator` of network `net` from its arrays, or a CheckpointError naming the
+    file (and, with `label`, the class of a set)."""
     try:
         return Evaluator(net, weights_from_arrays(net, arrays), variant, config)
     except ValueError as exc:
-        raise checkpoint.CheckpointError(f"{path}: {exc}") from None
+        raise checkpoint.CheckpointError(f"{path}: {label}{exc}") from None
