@@ -33,33 +33,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not another
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import engine
+from corpus import lockstep_positions
+
 from engine.classify import BEAROFF1, BEAROFF2, CONTACT, CRASHED, OVER, RACE, classify_boards
 from vrhcaby.nn import netset
 from vrhcaby.nn.net import load_evaluator
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def positions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Boards met in `games` seeded random games (side on roll in row 1), and every
-    afterstate of each for a random roll, with the row of the board it was played from."""
-    rng = np.random.default_rng(seed)
-    boards = np.repeat(engine.Position.start().board[None], games, axis=0)
-    seen = []
-    while len(boards):
-        after, parent = engine.batch_afterstates(boards, engine.roll_dice(rng, len(boards)))
-        counts = np.bincount(parent, minlength=len(boards))
-        keep = counts > 0
-        first = np.cumsum(counts) - counts
-        pick = first[keep] + (rng.random(int(keep.sum())) * counts[keep]).astype(int)
-        seen.append(boards[keep])
-        boards = after[pick]
-        boards = boards[engine.game_value(boards) == 0][:, ::-1].copy()
-    roots = np.concatenate(seen)
-    after, parent = engine.batch_afterstates(roots, engine.roll_dice(rng, len(roots)))
-    return roots, after, parent
 
 
 def per_position(evaluator, roots: np.ndarray, after: np.ndarray, parent: np.ndarray):
@@ -102,7 +84,7 @@ def main() -> None:
 
     single = load_evaluator(args.net)
     copies = netset.from_networks({name: load_evaluator(args.net) for name in netset.SET_CLASSES})
-    roots, after, parent = positions(args.games, args.seed)
+    roots, after, parent = lockstep_positions(args.games, args.seed)
     classes = classify_boards(after)
     mix = ", ".join(
         f"{name} {np.isin(classes, codes).mean():.1%}"

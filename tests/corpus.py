@@ -85,3 +85,28 @@ def corpus(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     order = rng.permutation(len(boards))
     dice = rng.integers(1, 7, size=(n, 2))
     return np.stack(boards)[order], dice
+
+
+def lockstep_positions(
+    n_games: int, seed: int, max_turns: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Boards met in `n_games` random games played in lockstep (side on roll in row 1; at
+    most `max_turns` turns of each), plus every afterstate of each board for a random
+    roll and the row of the board it was played from: `(roots, after, parent)`."""
+    rng = np.random.default_rng(seed)
+    boards = np.repeat(engine.Position.start().board[None], n_games, axis=0)
+    seen = []
+    turns = 0
+    while len(boards) and (max_turns is None or turns < max_turns):
+        after, parent = engine.batch_afterstates(boards, engine.roll_dice(rng, len(boards)))
+        counts = np.bincount(parent, minlength=len(boards))
+        keep = counts > 0
+        first = np.cumsum(counts) - counts
+        pick = first[keep] + (rng.random(int(keep.sum())) * counts[keep]).astype(int)
+        seen.append(boards[keep])
+        boards = after[pick]
+        boards = boards[engine.game_value(boards) == 0][:, ::-1].copy()
+        turns += 1
+    roots = np.concatenate(seen)
+    after, parent = engine.batch_afterstates(roots, engine.roll_dice(rng, len(roots)))
+    return roots, after, parent

@@ -11,6 +11,7 @@ import gnubg_nn
 import numpy as np
 import pytest
 import torch
+from corpus import lockstep_positions
 
 import engine
 from vrhcaby.equity.outcomes import equity, invert, outcome
@@ -22,25 +23,9 @@ from vrhcaby.nn.net import Evaluator, NetConfig, build_model, joint, load_evalua
 
 
 def random_positions(n_games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Boards met in random games, plus every afterstate of each for a random roll."""
-    rng = np.random.default_rng(seed)
-    boards = np.repeat(engine.Position.start().board[None], n_games, axis=0)
-    seen = []
-    for _ in range(60):
-        dice = engine.roll_dice(rng, len(boards))
-        after, parent = engine.batch_afterstates(boards, dice)
-        counts = np.bincount(parent, minlength=len(boards))
-        keep = counts > 0
-        first = np.cumsum(counts) - counts
-        pick = first[keep] + (rng.random(int(keep.sum())) * counts[keep]).astype(int)
-        seen.append(boards[keep])
-        boards = after[pick]
-        boards = boards[engine.game_value(boards) == 0][:, ::-1].copy()
-        if not len(boards):
-            break
-    roots = np.concatenate(seen)
-    after, parent = engine.batch_afterstates(roots, engine.roll_dice(rng, len(roots)))
-    return roots, after, parent
+    """Boards met in random games (60 turns at most), plus every afterstate of each for a
+    random roll."""
+    return lockstep_positions(n_games, seed, max_turns=60)
 
 
 def test_equity_matches_gnubg() -> None:
