@@ -37,9 +37,7 @@ from vrhcaby.nn.encode import get_encoding
 from vrhcaby.nn.net import NetConfig, build_model, joint
 
 # The linear part of `invert`: re-expresses traces when the side to move changes.
-_VIEW = torch.tensor(
-    [[-1.0, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0]]
-)
+_VIEW = torch.tensor(invert(np.eye(5)) - invert(np.zeros(5)), dtype=torch.float32)
 
 
 def batched(cfg: TrainConfig, seconds: float) -> tuple[int, int, float]:
