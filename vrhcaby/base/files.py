@@ -22,16 +22,28 @@ def cache_dir() -> Path:
     return Path(base) / "vrhcaby"
 
 
-def save_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write `arrays` to `path` (.npz, uncompressed, or .npy for the one array "table"),
-    atomically; an unwritable cache is logged and otherwise ignored."""
+def write_npz(path: Path, arrays: dict[str, np.ndarray], *, compressed: bool = False) -> None:
+    """Write `arrays` to `path` (.npz, or .npy for the one array "table") atomically: a
+    temporary file beside it, then renamed, so a reader (or a resumed run) never sees half
+    a file. Raises OSError when it cannot be written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp{path.suffix}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp{path.suffix}")
         if path.suffix == ".npy":
             np.save(tmp, arrays["table"])
+        elif compressed:
+            np.savez_compressed(tmp, allow_pickle=False, **arrays)
         else:
             np.savez(tmp, allow_pickle=False, **arrays)
         tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def save_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Cache `arrays` at `path` (`write_npz`, uncompressed); an unwritable cache is logged
+    and otherwise ignored."""
+    try:
+        write_npz(path, arrays)
     except OSError as exc:
         log.warning("could not cache %s: %s", path, exc)

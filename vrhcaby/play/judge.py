@@ -11,11 +11,13 @@ choice still counts as an error. Needs the `gnubg-nn` package.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
 
 import numpy as np
 
 import engine
+from vrhcaby.base.files import write_npz
 
 CLASSES = ("contact", "crashed", "race", "bearoff")
 
@@ -75,12 +77,64 @@ class Judged:
     """float (M,): gnubg's 0-ply equity of each afterstate for its mover."""
     games: int
     """Games the positions came from."""
+    sources: np.ndarray | None = None
+    """str (N,): where each position came from (for example "gnubg-selfplay"), if known."""
+
+    def save(self, path: Path) -> None:
+        """Write the judged set to `path` (.npz, compressed, atomically)."""
+        arrays = {f.name: getattr(self, f.name) for f in fields(self)}
+        arrays["games"] = np.array(self.games)
+        if self.sources is None:
+            del arrays["sources"]
+        write_npz(Path(path), arrays, compressed=True)
+
+    @classmethod
+    def load(cls, path: Path) -> Judged:
+        """A judged set written by `save`; a ValueError naming the file if it is not one."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            parts = {f.name: arrays.get(f.name) for f in fields(cls)}
+            parts["games"] = int(arrays["games"])
+            judged = cls(**parts)
+        except (OSError, KeyError, ValueError, TypeError) as exc:
+            raise ValueError(f"{path}: not a judged set ({exc})") from None
+        if len(judged.equities) != len(judged.after) or (
+            len(judged.parent) and judged.parent.max() >= len(judged.boards)
+        ):
+            raise ValueError(f"{path}: not a judged set (its arrays do not fit together)")
+        return judged
+
+    @classmethod
+    def concat(cls, parts: list[Judged]) -> Judged:
+        """One judged set of the positions of `parts`, in order."""
+        offsets = np.cumsum([0] + [len(j.boards) for j in parts[:-1]])
+        sources = None
+        if all(j.sources is not None for j in parts):
+            sources = np.concatenate([j.sources for j in parts])  # type: ignore[misc]
+        return cls(
+            boards=np.concatenate([j.boards for j in parts]),
+            dice=np.concatenate([j.dice for j in parts]),
+            classes=np.concatenate([j.classes for j in parts]),
+            after=np.concatenate([j.after for j in parts]),
+            parent=np.concatenate([j.parent + o for j, o in zip(parts, offsets, strict=True)]),
+            equities=np.concatenate([j.equities for j in parts]),
+            games=sum(j.games for j in parts),
+            sources=sources,
+        )
 
     @classmethod
     def from_positions(
-        cls, boards: np.ndarray, dice: np.ndarray, games: int, *, judge=gnubg_equities
+        cls,
+        boards: np.ndarray,
+        dice: np.ndarray,
+        games: int,
+        *,
+        judge=gnubg_equities,
+        sources: np.ndarray | None = None,
     ) -> Judged:
-        """Judge the legal plays of `boards` with `dice`, keeping positions with a choice."""
+        """Judge the legal plays of `boards` with `dice`, keeping positions with a choice
+        (and their `sources`, if given)."""
         boards = np.asarray(boards, dtype=np.int8).reshape(-1, 2, 25)
         dice = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
         after, parent = engine.batch_afterstates(boards, dice)
@@ -89,7 +143,9 @@ class Judged:
         boards, dice = boards[choice], dice[choice]
         after, parent = after[kept], (np.cumsum(choice) - 1)[parent[kept]]
         classes = np.array([engine.Position(b).classify() for b in boards])
-        return cls(boards, dice, classes, after, parent, judge(after), games)
+        if sources is not None:
+            sources = np.asarray(sources)[choice]
+        return cls(boards, dice, classes, after, parent, judge(after), games, sources)
 
     def cost(self, chosen: np.ndarray) -> np.ndarray:
         """Equity given away by each chosen afterstate (N, 2, 25), one per position; a

@@ -1,0 +1,338 @@
+"""Training labels from the network's own search: positions of the student's 0-ply
+self-play, each decision's candidate plays valued by the teacher's 2-ply search.
+
+The method (expert iteration, as GNU Backgammon's later networks were "trained to play
+like the 2-ply evaluation"): the student plays itself greedily at 0-ply (with a few random
+plays for coverage); some of its decisions are labelled. For each, the teacher's 1-ply
+search ranks the best `filter[0]` plays by 0-ply; a decision where the teacher's 1-ply
+choice differs from the student's 0-ply choice is always labelled, one where they agree
+with chance `keep_agreeing` (the disagreements are what the student has to learn). The
+plays labelled (siblings) are the teacher's 2-ply candidates (the best `filter[1]` by
+1-ply, among them its choice), the student's best `student_top` by 0-ply, and
+`random_siblings` random legal plays (so that bad plays are seen as bad); each gets the
+teacher's 2-ply probabilities for its mover (`agents.search.ply_probabilities`: the
+databases and the rules' certainties at every leaf when the teacher is a network set or
+obeys the rules, as every shipped evaluator does).
+
+A shard is a fixed number of games, seeded by `(seed, shard)`: the same config makes the
+same shard on any machine, and a stopped run resumes by making the shards that are not
+on disk yet. Its file (`Shard.save`, compressed .npz, written atomically) holds Position
+IDs of the labelled afterstates and float16 probabilities: about 25 bytes a label.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+import engine
+from engine.formats import position_ids
+from agents import search
+from agents.search import ValueFunction
+from vrhcaby.base.files import write_npz
+from vrhcaby.equity.outcomes import equity
+
+#: Bits of `Shard.role`: why a play was labelled.
+STUDENT_TOP, TEACHER_SEARCHED, TEACHER_CHOICE, RANDOM = 1, 2, 4, 8
+#: Afterstates valued at 2-ply in one call (memory: about 21 x 21 x 20 afterstates each).
+CHUNK = 48
+
+
+@dataclass(frozen=True)
+class LabelConfig:
+    """One label-generation run (`vrhcaby label --config ...`)."""
+
+    name: str = "pilot"
+    """Run name: the shards are OUT_DIR/NAME/shard-00000.npz, ..."""
+    teacher: str = "td-best"
+    """The teacher's checkpoint: a shipped network's name (td-best) or a path."""
+    student: str = ""
+    """Whose 0-ply self-play makes the positions ("" = the teacher's network)."""
+    plies: int = 2
+    """The teacher's search depth (1 or 2)."""
+    filter: tuple[int, ...] = (8, 3)
+    """Candidates kept for 1-ply, then for 2-ply (as the td agent's filter)."""
+    shards: int = 20
+    """Shards to make (the run's length; raise it and resume to make more)."""
+    games_per_shard: int = 100
+    """Self-play games of one shard, played side by side."""
+    sample: float = 0.25
+    """Chance that a decision (a turn with a choice) is considered for labelling."""
+    keep_agreeing: float = 0.3
+    """Chance that a considered decision is labelled when the teacher's 1-ply choice is
+    the student's 0-ply choice (a disagreement is always labelled)."""
+    explore: float = 0.05
+    """Chance that a turn of the self-play is a random legal play (coverage)."""
+    student_top: int = 3
+    """The student's best plays by 0-ply labelled in each decision."""
+    random_siblings: int = 1
+    """Random legal plays labelled in each decision."""
+    seed: int = 1
+    """The dice and choices of shard k come from the seed (seed, k)."""
+    out_dir: str = "data/labels"
+    """Where the run's folder of shards goes."""
+
+    def __post_init__(self) -> None:
+        if self.plies not in (1, 2):
+            raise ValueError(f"plies must be 1 or 2, got {self.plies}")
+        if len(self.filter) < self.plies or min(self.filter) < 1:
+            raise ValueError(f"filter needs {self.plies} sizes of at least 1, got {self.filter}")
+        for key in ("shards", "games_per_shard"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        for key in ("sample", "keep_agreeing", "explore"):
+            if not 0 <= getattr(self, key) <= 1:
+                raise ValueError(f"{key} must be between 0 and 1, got {getattr(self, key)}")
+        if self.student_top < 0 or self.random_siblings < 0 or self.seed < 0:
+            raise ValueError("student_top, random_siblings and seed must be 0 or more")
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.out_dir) / self.name
+
+    def shard_path(self, index: int) -> Path:
+        return self.folder / f"shard-{index:05d}.npz"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The labels of one shard: N labelled afterstates of D decisions."""
+
+    after: np.ndarray
+    """int8 (N, 2, 25): the labelled afterstates (mover in row 1, the other side to roll)."""
+    probabilities: np.ndarray
+    """float (N, 5): the teacher's n-ply probabilities of each for its mover."""
+    zero_ply: np.ndarray
+    """float (N, 5): the teacher's 0-ply probabilities (what the labels correct)."""
+    decision: np.ndarray
+    """int (N,): the decision (row of `boards`) each afterstate was played in."""
+    role: np.ndarray
+    """uint8 (N,): why it was labelled (bits STUDENT_TOP, TEACHER_SEARCHED, ...)."""
+    boards: np.ndarray
+    """int8 (D, 2, 25): each decision's board before the play, side on roll in row 1."""
+    dice: np.ndarray
+    """int (D, 2): its roll."""
+    games: int
+    """Self-play games the decisions came from."""
+    positions: int
+    """Afterstates valued by the teacher's networks (the shard's cost)."""
+
+    def save(self, path: Path, meta: dict) -> None:
+        """Write the shard (Position IDs, float16 probabilities; compressed, atomically),
+        with `meta` (the config, the shard's index) as JSON."""
+        write_npz(
+            path,
+            {
+                "after": np.array(position_ids(self.after), dtype="S14"),
+                "probabilities": self.probabilities.astype(np.float16),
+                "zero_ply": self.zero_ply.astype(np.float16),
+                "decision": self.decision.astype(np.int32),
+                "role": self.role.astype(np.uint8),
+                "boards": np.array(position_ids(self.boards), dtype="S14"),
+                "dice": self.dice.astype(np.int8),
+                "games": np.array(self.games),
+                "positions": np.array(self.positions),
+                "meta": np.array(json.dumps(meta)),
+            },
+            compressed=True,
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> Shard:
+        """A shard written by `save`; a ValueError naming the file if it is not one."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            shard = cls(
+                after=_boards(arrays["after"]),
+                probabilities=arrays["probabilities"].astype(np.float32),
+                zero_ply=arrays["zero_ply"].astype(np.float32),
+                decision=arrays["decision"].astype(np.int64),
+                role=arrays["role"],
+                boards=_boards(arrays["boards"]),
+                dice=arrays["dice"].astype(np.int64),
+                games=int(arrays["games"]),
+                positions=int(arrays["positions"]),
+            )
+        except (OSError, KeyError, ValueError, EOFError) as exc:
+            raise ValueError(f"{path}: not a label shard ({exc})") from None
+        n = len(shard.after)
+        if not (
+            shard.probabilities.shape == (n, 5)
+            and len(shard.decision) == n
+            and (n == 0 or shard.decision.max() < len(shard.boards))
+        ):
+            raise ValueError(f"{path}: not a label shard (its arrays do not fit together)")
+        return shard
+
+    @staticmethod
+    def meta(path: Path) -> dict:
+        """The JSON `meta` a shard was saved with."""
+        with np.load(path, allow_pickle=False) as z:
+            return json.loads(str(z["meta"]))
+
+
+def _boards(ids: np.ndarray) -> np.ndarray:
+    """int8 (N, 2, 25) boards of Position IDs (bytes)."""
+    out = np.empty((len(ids), 2, 25), dtype=np.int8)
+    for i, pid in enumerate(ids):
+        out[i] = engine.board_from_position_id(pid.decode())
+    return out
+
+
+@dataclass(frozen=True)
+class _Decisions:
+    """The considered decisions of a shard's self-play, with all their candidates."""
+
+    boards: np.ndarray
+    dice: np.ndarray
+    after: np.ndarray
+    parent: np.ndarray
+    student: np.ndarray
+    """float (M,): the student's 0-ply equity of each candidate."""
+
+
+class Counted:
+    """A value function that counts the afterstates it is asked about (a shard's cost)."""
+
+    def __init__(self, inner: ValueFunction) -> None:
+        self.inner = inner
+        self.count = 0
+        self.variant = getattr(inner, "variant", "standard")
+        if hasattr(inner, "probabilities_from"):
+            self.probabilities_from = self._from
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        self.count += len(afterstates)
+        return self.inner.probabilities(afterstates)
+
+    def _from(self, roots: np.ndarray, after: np.ndarray, parent: np.ndarray) -> np.ndarray:
+        self.count += len(after)
+        return self.inner.probabilities_from(roots, after, parent)  # type: ignore[attr-defined]
+
+
+def self_play(
+    student: ValueFunction, games: int, config: LabelConfig, rng: np.random.Generator
+) -> _Decisions:
+    """Play `games` games of the student against itself at 0-ply, side by side, and keep the
+    decisions drawn for labelling (chance `config.sample`) with every legal play."""
+    boards = np.repeat(engine.Position.start().board[None], games, axis=0)
+    live = np.ones(games, dtype=bool)
+    kept: list[tuple] = []
+    first = True
+    while live.any():
+        idx = np.flatnonzero(live)
+        dice = rng.integers(1, 7, size=(len(idx), 2))
+        if first:  # the opening roll is never a double
+            while (same := dice[:, 0] == dice[:, 1]).any():
+                dice[same] = rng.integers(1, 7, size=(int(same.sum()), 2))
+            first = False
+        b = boards[idx]
+        after, parent = engine.batch_afterstates(b, dice)
+        p = search.afterstate_probabilities(student, b, after, parent)
+        scores = np.asarray(equity(p), dtype=np.float64)
+        counts = np.bincount(parent, minlength=len(idx))
+        explore = (counts > 1) & (rng.random(len(idx)) < config.explore)
+        noise = np.where(explore[parent], rng.random(len(after)) + 10, 0.0)
+        rows = search.best_rows(scores + noise, parent, len(idx))
+        chosen = b.copy()
+        has = rows >= 0
+        chosen[has] = after[rows[has]]
+        considered = np.flatnonzero((counts > 1) & (rng.random(len(idx)) < config.sample))
+        if len(considered):
+            mask = np.isin(parent, considered)
+            local = np.searchsorted(considered, parent[mask])
+            kept.append((b[considered], dice[considered], after[mask], local, scores[mask]))
+        over = engine.game_value(chosen) != 0
+        boards[idx] = chosen[:, ::-1]
+        live[idx[over]] = False
+    offsets = np.cumsum([0] + [len(k[0]) for k in kept[:-1]])
+    return _Decisions(
+        boards=np.concatenate([k[0] for k in kept]),
+        dice=np.concatenate([k[1] for k in kept]),
+        after=np.concatenate([k[2] for k in kept]),
+        parent=np.concatenate([k[3] + o for k, o in zip(kept, offsets, strict=True)]),
+        student=np.concatenate([k[4] for k in kept]),
+    )
+
+
+def _group_rank(values: np.ndarray, parent: np.ndarray, k: int) -> np.ndarray:
+    """Mask of each parent's best `k` values (finite ones only)."""
+    return search.top_k(values, parent, k) if k else np.zeros(len(values), dtype=bool)
+
+
+def make_shard(
+    config: LabelConfig,
+    index: int,
+    teacher: ValueFunction,
+    student: ValueFunction | None = None,
+) -> Shard:
+    """The labels of shard `index` of the run `config` (deterministic in the config and
+    the index): `config.games_per_shard` games of the student's self-play (default: the
+    teacher's network), the drawn decisions labelled by the teacher's search."""
+    rng = np.random.default_rng([config.seed, index])
+    teacher = Counted(teacher)
+    d = self_play(student or teacher.inner, config.games_per_shard, config, rng)
+    n = len(d.boards)
+    if student is None:
+        zero = None
+    else:
+        zero = search.ply_probabilities(teacher, d.after, 0, d.boards, d.parent)
+    # The teacher's 1-ply look at the best filter[0] plays by its 0-ply.
+    searched = search.filtered_search(
+        teacher, d.after, d.parent, d.boards, 1, config.filter[:1]
+    )
+    one_ply = np.where(searched.plies == 1, searched.values, -np.inf)
+    teacher_1 = search.best_rows(one_ply, d.parent, n)
+    student_0 = search.best_rows(d.student, d.parent, n)
+    labelled = (teacher_1 != student_0) | (rng.random(n) < config.keep_agreeing)
+    in_kept = labelled[d.parent]
+    roles = np.zeros(len(d.after), dtype=np.uint8)
+    roles |= np.where(_group_rank(d.student, d.parent, config.student_top), STUDENT_TOP, 0).astype(
+        np.uint8
+    )
+    if config.plies == 2:
+        deep = _group_rank(one_ply, d.parent, config.filter[1])
+    else:
+        deep = search.top_k(one_ply, d.parent, 1)
+    roles |= np.where(deep, TEACHER_SEARCHED, 0).astype(np.uint8)
+    noise = rng.random(len(d.after))
+    roles |= np.where(_group_rank(noise, d.parent, config.random_siblings), RANDOM, 0).astype(
+        np.uint8
+    )
+    rows = np.flatnonzero(in_kept & (roles > 0))
+    if config.plies == 2:
+        p = np.empty((len(rows), 5))
+        for s in range(0, len(rows), CHUNK):
+            p[s : s + CHUNK] = search.ply_probabilities(teacher, d.after[rows[s : s + CHUNK]], 2)
+    else:
+        p = searched.probabilities[rows]
+    searched_rows = (roles[rows] & TEACHER_SEARCHED) > 0
+    value = np.where(searched_rows, np.asarray(equity(p), dtype=np.float64), -np.inf)
+    choice = search.best_rows(value, d.parent[rows], n)
+    roles[rows[choice[choice >= 0]]] |= TEACHER_CHOICE
+    zero_p = (
+        search.ply_probabilities(teacher, d.after[rows], 0, d.boards, d.parent[rows])
+        if zero is None
+        else zero[rows]
+    )
+    decisions = np.flatnonzero(labelled)
+    return Shard(
+        after=d.after[rows],
+        probabilities=p,
+        zero_ply=zero_p,
+        decision=np.searchsorted(decisions, d.parent[rows]),
+        role=roles[rows],
+        boards=d.boards[decisions],
+        dice=d.dice[decisions],
+        games=config.games_per_shard,
+        positions=teacher.count,
+    )
+
+
+def shard_meta(config: LabelConfig, index: int) -> dict:
+    """What a shard's file says of how it was made."""
+    return {"config": asdict(config), "shard": index, "version": 1}
