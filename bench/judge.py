@@ -59,7 +59,7 @@ def select(per_source: int, games: int, seed: int) -> tuple[np.ndarray, np.ndarr
     rng = np.random.default_rng(seed)
     for k, (name, a, b) in enumerate(SOURCES):
         bb, dd, _ = recorded_positions(load_agent(a), load_agent(b), games, seed + k)
-        after, parent = engine.batch_afterstates(bb, dd)
+        _, parent = engine.batch_afterstates(bb, dd)
         choice = np.flatnonzero(np.bincount(parent, minlength=len(bb)) > 1)
         race = np.isin([engine.Position(bb[i]).classify() for i in choice], RACE)
         n_race = round(0.3 * per_source)

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 import engine
-from engine.formats import position_ids
 from agents import search
 from agents.search import ValueFunction
+from engine.formats import position_ids
 from vrhcaby.base.files import write_npz
 from vrhcaby.equity.outcomes import equity
 
@@ -282,9 +282,7 @@ def make_shard(
     else:
         zero = search.ply_probabilities(teacher, d.after, 0, d.boards, d.parent)
     # The teacher's 1-ply look at the best filter[0] plays by its 0-ply.
-    searched = search.filtered_search(
-        teacher, d.after, d.parent, d.boards, 1, config.filter[:1]
-    )
+    searched = search.filtered_search(teacher, d.after, d.parent, d.boards, 1, config.filter[:1])
     one_ply = np.where(searched.plies == 1, searched.values, -np.inf)
     teacher_1 = search.best_rows(one_ply, d.parent, n)
     student_0 = search.best_rows(d.student, d.parent, n)

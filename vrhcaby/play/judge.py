@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +95,7 @@ class Judged:
         try:
             with np.load(path, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
-            parts = {f.name: arrays.get(f.name) for f in fields(cls)}
+            parts: dict[str, Any] = {f.name: arrays.get(f.name) for f in fields(cls)}
             parts["games"] = int(arrays["games"])
             judged = cls(**parts)
         except (OSError, KeyError, ValueError, TypeError) as exc:

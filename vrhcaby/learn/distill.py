@@ -1,0 +1,197 @@
+"""Supervised fitting of a network to search labels (`vrhcaby.learn.labels` shards): the
+student learns to say at 0-ply what the teacher's 2-ply search says.
+
+The data: every labelled afterstate of the shards of some runs, its inputs encoded once
+for the student's network, its target the teacher's probabilities. What the rules decide
+of an afterstate (a bear-off's database value, a side that has borne off losing no
+gammon) is not fitted: the prediction takes the decided value there, as the TD learner
+does (`vrhcaby.learn.learner`), so those outputs give no gradient. Shards whose index is
+a multiple of `holdout_every` are held out whole (their decisions come from other games
+than the fitted ones), and their loss says when fitting stops helping.
+
+The loss per afterstate is half the squared error of the five joint probabilities (the
+TD learner's) plus `equity_weight` times half the squared error of the cubeless equity
+the agents rank plays by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import engine
+from vrhcaby.equity.outcomes import equity
+from vrhcaby.learn.labels import Shard
+from vrhcaby.nn.lawful import obey_rules
+from vrhcaby.nn.net import NetConfig, joint
+
+#: The cubeless money equity as a linear form of the five joint probabilities.
+_EQUITY = torch.tensor(equity(np.eye(5)) - equity(np.zeros((1, 5))), dtype=torch.float32)
+_EQUITY_BASE = float(equity(np.zeros((1, 5)))[0])
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """How a student is fitted to label shards (the `[distill]` table of a train config)."""
+
+    labels: tuple[str, ...] = ()
+    """Folders of label shards (`vrhcaby label` runs); empty: not a distillation run."""
+    epochs: int = 20
+    """Passes over the fitted labels."""
+    batch_size: int = 256
+    """Labels per optimizer step."""
+    lr: float = 1e-4
+    """Adam's learning rate at the start ..."""
+    lr_end: float = 1e-5
+    """... falling geometrically to this at the last epoch."""
+    holdout_every: int = 10
+    """Shards whose index is a multiple of this are held out (0: none)."""
+    equity_weight: float = 1.0
+    """Weight of the equity error in the loss, beside the five probabilities'."""
+    classes: tuple[str, ...] = ()
+    """Fit only afterstates of these classes (`engine.classify_boards`; empty: all)."""
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ValueError(
+                f"epochs and batch_size must be at least 1, got {self.epochs}, {self.batch_size}"
+            )
+        if not 0 < self.lr_end <= self.lr:
+            raise ValueError(f"need 0 < lr_end <= lr, got {self.lr_end}, {self.lr}")
+        if self.holdout_every < 0 or self.equity_weight < 0:
+            raise ValueError("holdout_every and equity_weight must be 0 or more")
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """Labelled afterstates ready to fit: inputs, targets, and what the rules decide."""
+
+    after: np.ndarray
+    """int8 (N, 2, 25)."""
+    inputs: torch.Tensor
+    """float32 (N, F): the student's encoding of each afterstate."""
+    targets: torch.Tensor
+    """float32 (N, 5): the teacher's probabilities."""
+    decided: torch.Tensor
+    """float32 (N, 5): what the rules decide of each output, NaN where they leave it open."""
+    zero_ply: np.ndarray
+    """float32 (N, 5): the teacher's own 0-ply probabilities."""
+
+    def __len__(self) -> int:
+        return len(self.after)
+
+
+def shard_files(folders: Sequence[str | Path]) -> list[Path]:
+    """The shard files of label runs, in order; a ValueError naming a folder without any."""
+    files = []
+    for folder in folders:
+        found = sorted(Path(folder).glob("shard-*.npz"))
+        if not found:
+            raise ValueError(f"no label shards in {folder}")
+        files += found
+    return files
+
+
+def load_labels(
+    folders: Sequence[str | Path], net: NetConfig, config: DistillConfig
+) -> tuple[LabelSet, LabelSet]:
+    """The fitted and the held-out labels of the shards in `folders`, encoded for `net`."""
+    fitted: list[Shard] = []
+    held: list[Shard] = []
+    for file in shard_files(folders):
+        index = int(file.stem.split("-")[-1])
+        keep = config.holdout_every and index % config.holdout_every == 0
+        (held if keep else fitted).append(Shard.load(file))
+    return _label_set(fitted, net, config), _label_set(held, net, config)
+
+
+def _label_set(shards: list[Shard], net: NetConfig, config: DistillConfig) -> LabelSet:
+    if shards:
+        after = np.concatenate([s.after for s in shards])
+        target = np.concatenate([s.probabilities for s in shards]).astype(np.float32)
+        zero = np.concatenate([s.zero_ply for s in shards]).astype(np.float32)
+    else:
+        after, target = np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32)
+        zero = target
+    if config.classes and len(after):
+        keep = np.isin(engine.classify_boards(after), config.classes)
+        after, target, zero = after[keep], target[keep], zero[keep]
+    decided = obey_rules(after, np.full((len(after), 5), np.nan, np.float32))
+    return LabelSet(
+        after=after,
+        inputs=torch.from_numpy(np.asarray(net.encode(after), np.float32)),
+        targets=torch.from_numpy(np.nan_to_num(target)),
+        decided=torch.from_numpy(np.asarray(decided, np.float32)),
+        zero_ply=zero,
+    )
+
+
+def predictions(model: torch.nn.Module, data: LabelSet, rows: torch.Tensor | slice) -> torch.Tensor:
+    """The model's joint probabilities of `data`'s rows, the rules' values where they decide."""
+    raw = joint(model(data.inputs[rows]))
+    fixed = data.decided[rows]
+    return torch.where(torch.isnan(fixed), raw, fixed)
+
+
+def loss(model: torch.nn.Module, data: LabelSet, rows: torch.Tensor | slice, weight: float):
+    """The mean loss (module docstring) of `data`'s rows, with gradients."""
+    p = predictions(model, data, rows)
+    diff = p - data.targets[rows]
+    per_row = 0.5 * (diff * diff).sum(dim=1)
+    if weight:
+        per_row = per_row + weight * 0.5 * (diff @ _EQUITY) ** 2
+    return per_row.mean()
+
+
+@torch.no_grad()
+def held_out(model: torch.nn.Module, data: LabelSet, weight: float) -> dict[str, float]:
+    """The loss on `data` and the mean absolute equity error (against the labels) of the
+    model and of the teacher's 0-ply, for the log."""
+    if not len(data):
+        return {
+            "loss": float("nan"),
+            "equity_error": float("nan"),
+            "teacher_0ply_error": float("nan"),
+        }
+    p = predictions(model, data, slice(None))
+    target = data.targets.numpy()
+    return {
+        "loss": float(loss(model, data, slice(None), weight)),
+        "equity_error": float(np.abs(equity(p.numpy()) - equity(target)).mean()),
+        "teacher_0ply_error": float(np.abs(equity(data.zero_ply) - equity(target)).mean()),
+    }
+
+
+def learning_rate(config: DistillConfig, epoch: int) -> float:
+    """Epoch `epoch`'s (0-based) learning rate: geometric from `lr` to `lr_end`."""
+    if config.epochs == 1:
+        return config.lr
+    return config.lr * (config.lr_end / config.lr) ** (epoch / (config.epochs - 1))
+
+
+def fit_epoch(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    data: LabelSet,
+    config: DistillConfig,
+    epoch: int,
+    generator: torch.Generator,
+) -> float:
+    """One pass over `data` in a random order (from `generator`) at epoch `epoch`'s
+    learning rate; the mean training loss."""
+    for group in optimizer.param_groups:
+        group["lr"] = learning_rate(config, epoch)
+    order = torch.randperm(len(data), generator=generator)
+    total = 0.0
+    for s in range(0, len(data), config.batch_size):
+        rows = order[s : s + config.batch_size]
+        batch_loss = loss(model, data, rows, config.equity_weight)
+        optimizer.zero_grad(set_to_none=True)
+        batch_loss.backward()
+        optimizer.step()
+        total += float(batch_loss.detach()) * len(rows)
+    return total / max(len(data), 1)
