@@ -96,3 +96,46 @@ def test_every_shipped_network_plays_far_better_than_pubeval(path: Path, judged:
     make it play badly) and checks its plays against gnubg's."""
     network = judged.play(load_agent(f"td:{path}"))
     assert network.mean < 0.5 * judged.play(load_agent("pubeval")).mean
+
+
+def test_a_judged_set_survives_a_round_trip_and_concatenation(
+    judged: Judged, tmp_path: Path
+) -> None:
+    n = len(judged.boards) // 2
+    cut = int(np.searchsorted(judged.parent, n))
+    first = Judged(
+        judged.boards[:n],
+        judged.dice[:n],
+        judged.classes[:n],
+        judged.after[:cut],
+        judged.parent[:cut],
+        judged.equities[:cut],
+        1,
+        np.full(n, "a"),
+    )
+    second = Judged(
+        judged.boards[n:],
+        judged.dice[n:],
+        judged.classes[n:],
+        judged.after[cut:],
+        judged.parent[cut:] - n,
+        judged.equities[cut:],
+        3,
+        np.full(len(judged.boards) - n, "b"),
+    )
+    first.save(tmp_path / "a.npz")
+    whole = Judged.concat([Judged.load(tmp_path / "a.npz"), second])
+    for name in ("boards", "dice", "classes", "after", "parent", "equities"):
+        np.testing.assert_array_equal(getattr(whole, name), getattr(judged, name))
+    assert whole.games == 4 and list(whole.sources[n - 1 : n + 1]) == ["a", "b"]
+    chosen = judged.after[np.searchsorted(judged.parent, np.arange(len(judged.boards)))]
+    np.testing.assert_array_equal(whole.cost(chosen), judged.cost(chosen))
+
+
+def test_a_file_that_is_not_a_judged_set_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="bad.npz: not a judged set"):
+        Judged.load(tmp_path / "bad.npz")
+    np.savez(tmp_path / "short.npz", boards=np.zeros((1, 2, 25), np.int8))
+    with pytest.raises(ValueError, match="short.npz: not a judged set"):
+        Judged.load(tmp_path / "short.npz")
