@@ -232,6 +232,9 @@ def self_play(
             first = False
         b = boards[idx]
         after, parent = engine.batch_afterstates(b, dice)
+        if not len(after):  # every game on the move is blocked: the turns pass
+            boards[idx] = b[:, ::-1]
+            continue
         p = search.afterstate_probabilities(student, b, after, parent)
         scores = np.asarray(equity(p), dtype=np.float64)
         counts = np.bincount(parent, minlength=len(idx))
