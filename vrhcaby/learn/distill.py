@@ -52,6 +52,9 @@ class DistillConfig:
     """Shards whose index is a multiple of this are held out (0: none)."""
     equity_weight: float = 1.0
     """Weight of the equity error in the loss, beside the five probabilities'."""
+    rank_weight: float = 0.0
+    """Weight of the equity error relative to the decision's other labelled plays (what
+    ranks plays: an error shared by all plays of a decision changes no choice)."""
     classes: tuple[str, ...] = ()
     """Fit only afterstates of these classes (`engine.classify_boards`; empty: all)."""
 
@@ -62,8 +65,8 @@ class DistillConfig:
             )
         if not 0 < self.lr_end <= self.lr:
             raise ValueError(f"need 0 < lr_end <= lr, got {self.lr_end}, {self.lr}")
-        if self.holdout_every < 0 or self.equity_weight < 0:
-            raise ValueError("holdout_every and equity_weight must be 0 or more")
+        if self.holdout_every < 0 or self.equity_weight < 0 or self.rank_weight < 0:
+            raise ValueError("holdout_every, equity_weight and rank_weight must be 0 or more")
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class LabelSet:
     """float32 (N, 5): what the rules decide of each output, NaN where they leave it open."""
     zero_ply: np.ndarray
     """float32 (N, 5): the teacher's own 0-ply probabilities."""
+    decision: torch.Tensor
+    """int64 (N,): the decision each afterstate was played in, numbered across shards
+    (the rows of a decision are consecutive)."""
 
     def __len__(self) -> int:
         return len(self.after)
@@ -114,12 +120,14 @@ def _label_set(shards: list[Shard], net: NetConfig, config: DistillConfig) -> La
         after = np.concatenate([s.after for s in shards])
         target = np.concatenate([s.probabilities for s in shards]).astype(np.float32)
         zero = np.concatenate([s.zero_ply for s in shards]).astype(np.float32)
+        offsets = np.cumsum([0] + [len(s.boards) for s in shards[:-1]])
+        decision = np.concatenate([s.decision + o for s, o in zip(shards, offsets, strict=True)])
     else:
         after, target = np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32)
-        zero = target
+        zero, decision = target, np.zeros(0, np.int64)
     if config.classes and len(after):
         keep = np.isin(engine.classify_boards(after), config.classes)
-        after, target, zero = after[keep], target[keep], zero[keep]
+        after, target, zero, decision = after[keep], target[keep], zero[keep], decision[keep]
     decided = obey_rules(after, np.full((len(after), 5), np.nan, np.float32))
     return LabelSet(
         after=after,
@@ -127,6 +135,7 @@ def _label_set(shards: list[Shard], net: NetConfig, config: DistillConfig) -> La
         targets=torch.from_numpy(np.nan_to_num(target)),
         decided=torch.from_numpy(np.asarray(decided, np.float32)),
         zero_ply=zero,
+        decision=torch.from_numpy(decision.astype(np.int64)),
     )
 
 
@@ -137,33 +146,62 @@ def predictions(model: torch.nn.Module, data: LabelSet, rows: torch.Tensor | sli
     return torch.where(torch.isnan(fixed), raw, fixed)
 
 
-def loss(model: torch.nn.Module, data: LabelSet, rows: torch.Tensor | slice, weight: float):
+def loss(
+    model: torch.nn.Module, data: LabelSet, rows: torch.Tensor | slice, config: DistillConfig
+) -> torch.Tensor:
     """The mean loss (module docstring) of `data`'s rows, with gradients."""
     p = predictions(model, data, rows)
     diff = p - data.targets[rows]
     per_row = 0.5 * (diff * diff).sum(dim=1)
-    if weight:
-        per_row = per_row + weight * 0.5 * (diff @ _EQUITY) ** 2
+    if config.equity_weight or config.rank_weight:
+        error = diff @ _EQUITY
+        per_row = per_row + config.equity_weight * 0.5 * error**2
+        if config.rank_weight:
+            relative = error - _group_mean(error, data.decision[rows])
+            per_row = per_row + config.rank_weight * 0.5 * relative**2
     return per_row.mean()
 
 
+def _group_mean(x: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
+    """Each row's mean of `x` over the rows of its group."""
+    _, index = torch.unique(group, return_inverse=True)
+    n = int(index.max()) + 1 if len(index) else 0
+    total = torch.zeros(n, dtype=x.dtype).index_add_(0, index, x)
+    count = torch.zeros(n, dtype=x.dtype).index_add_(0, index, torch.ones_like(x))
+    return (total / count)[index]
+
+
 @torch.no_grad()
-def held_out(model: torch.nn.Module, data: LabelSet, weight: float) -> dict[str, float]:
-    """The loss on `data` and the mean absolute equity error (against the labels) of the
-    model and of the teacher's 0-ply, for the log."""
+def held_out(model: torch.nn.Module, data: LabelSet, config: DistillConfig) -> dict[str, float]:
+    """For the log, on `data`: the loss; the mean absolute equity error against the labels
+    of the model and of the teacher's 0-ply; and their choice cost, the labels' equity
+    given away per decision by choosing among its labelled plays by the model's (or the
+    teacher's 0-ply) equity, the cheap stand-in for the judged benchmark."""
+    keys = ("loss", "equity_error", "teacher_0ply_error", "choice_cost", "teacher_0ply_cost")
     if not len(data):
-        return {
-            "loss": float("nan"),
-            "equity_error": float("nan"),
-            "teacher_0ply_error": float("nan"),
-        }
-    p = predictions(model, data, slice(None))
-    target = data.targets.numpy()
-    return {
-        "loss": float(loss(model, data, slice(None), weight)),
-        "equity_error": float(np.abs(equity(p.numpy()) - equity(target)).mean()),
-        "teacher_0ply_error": float(np.abs(equity(data.zero_ply) - equity(target)).mean()),
-    }
+        return dict.fromkeys(keys, float("nan"))
+    p = predictions(model, data, slice(None)).numpy()
+    target = equity(data.targets.numpy())
+    zero = equity(data.zero_ply)
+    decision = data.decision.numpy()
+    values = (
+        float(loss(model, data, slice(None), config)),
+        float(np.abs(equity(p) - target).mean()),
+        float(np.abs(zero - target).mean()),
+        choice_cost(equity(p), target, decision),
+        choice_cost(zero, target, decision),
+    )
+    return dict(zip(keys, values, strict=True))
+
+
+def choice_cost(scores: np.ndarray, values: np.ndarray, decision: np.ndarray) -> float:
+    """Mean over decisions of the best `values` minus the `values` of the row of the best
+    `scores` (rows of one decision consecutive)."""
+    start = np.flatnonzero(np.r_[True, decision[1:] != decision[:-1]])
+    best = np.maximum.reduceat(values, start)
+    order = np.lexsort((-scores, decision))  # each decision's best score first
+    first = order[np.flatnonzero(np.r_[True, decision[order][1:] != decision[order][:-1]])]
+    return float((best - values[first]).mean())
 
 
 def learning_rate(config: DistillConfig, epoch: int) -> float:
@@ -181,15 +219,17 @@ def fit_epoch(
     epoch: int,
     generator: torch.Generator,
 ) -> float:
-    """One pass over `data` in a random order (from `generator`) at epoch `epoch`'s
-    learning rate; the mean training loss."""
+    """One pass over `data` at epoch `epoch`'s learning rate, the decisions in a random
+    order (from `generator`), each decision's rows together; the mean training loss."""
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(config, epoch)
-    order = torch.randperm(len(data), generator=generator)
+    _, index = torch.unique(data.decision, return_inverse=True)
+    rank = torch.randperm(int(index.max()) + 1 if len(index) else 0, generator=generator)
+    order = torch.argsort(rank[index], stable=True)
     total = 0.0
     for s in range(0, len(data), config.batch_size):
         rows = order[s : s + config.batch_size]
-        batch_loss = loss(model, data, rows, config.equity_weight)
+        batch_loss = loss(model, data, rows, config)
         optimizer.zero_grad(set_to_none=True)
         batch_loss.backward()
         optimizer.step()
