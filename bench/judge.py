@@ -109,7 +109,7 @@ def build(out: Path, per_source: int, games: int, seed: int) -> None:
 def judge_agents(judged: Judged, specs: list[str]) -> list[dict]:
     """Each agent's cost summary on the set, the first agent's paired differences."""
     agents = [load_agent(spec) for spec in specs]  # bad specs fail before any play
-    classes = " ".join(f"{c:>16s}" for c in CLASSES)
+    classes = " ".join(f"{c:>15s}" for c in CLASSES)
     print(f"{'agent':36s} {'cost/decision':>17s} {classes} {'paired diff':>19s}  time")
     first = None
     results = []
@@ -123,7 +123,7 @@ def judge_agents(judged: Judged, specs: list[str]) -> list[dict]:
         for c in CLASSES:
             x = cost[judged.classes == c]
             mean, se = (
-                (float(x.mean()), float(x.std() / np.sqrt(len(x)))) if len(x) else (np.nan,) * 2
+                (float(x.mean()), float(x.std() / np.sqrt(len(x)))) if len(x) else (None,) * 2
             )
             by_class[c] = {"mean": mean, "se": se, "decisions": len(x)}
         row = {
@@ -137,7 +137,10 @@ def judge_agents(judged: Judged, specs: list[str]) -> list[dict]:
             "seconds": seconds,
         }
         results.append(row)
-        cells = " ".join(f"{v['mean']:.5f}±{v['se']:.5f}" for v in by_class.values())
+        cells = " ".join(
+            f"{v['mean']:.5f}±{v['se']:.5f}" if v["decisions"] else f"{'-':>13s}"
+            for v in by_class.values()
+        )
         print(
             f"{spec:36s} {row['mean']:.5f} ± {row['se']:.5f} {cells}"
             f" {row['paired_diff']:+.5f} ± {row['paired_se']:.5f} {seconds:5.1f}s"
