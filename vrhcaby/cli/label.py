@@ -106,8 +106,8 @@ def network(role: str, spec: str) -> ValueFunction:
 class Folder:
     """What a run's folder already holds, checked against the run's config."""
 
-    done: dict[int, Shard] = field(default_factory=dict)
-    """The sound shards of this config, by index (those below `shards` only)."""
+    done: dict[int, int] = field(default_factory=dict)
+    """The sound shards of this config (those below `shards` only): index -> labels."""
     corrupt: dict[int, str] = field(default_factory=dict)
     """Shards below `shards` that cannot be read, with why: they are made again."""
 
@@ -143,7 +143,7 @@ def survey(config: LabelConfig) -> Folder:
             folder.corrupt[index] = f"its meta says shard {meta.get('shard')!r}"
             continue
         try:
-            folder.done[index] = Shard.load(path)
+            folder.done[index] = len(Shard.load(path).after)
         except ValueError as exc:
             folder.corrupt[index] = str(exc).removeprefix(f"{path}: ")
     return folder
@@ -312,7 +312,7 @@ def summarise(
 ) -> dict[str, Any]:
     """The run's summary: what this command made, and what the folder now holds."""
     held = len(folder.done) + tally.shards
-    labels = sum(len(s.after) for s in folder.done.values()) + tally.labels
+    labels = sum(folder.done.values()) + tally.labels
     rate = tally.labels / seconds if seconds > 0 else 0.0
     line = (
         f"{config.name}: made {_count(tally.shards, 'shard')} ({tally.remade} of them again), "
