@@ -16,9 +16,10 @@ from vrhcaby.nn import checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "configs" / "recipes"
-CONFIGS = sorted((ROOT / "configs").rglob("*.toml")) + sorted(
-    (ROOT / "tests" / "configs").rglob("*.toml")
-)
+# configs/distill/ holds distillation runs, not training runs (their labels' configs are
+# tests/test_labels.py's).
+CONFIGS = sorted(p for p in (ROOT / "configs").rglob("*.toml") if "distill" not in p.parts)
+CONFIGS += sorted((ROOT / "tests" / "configs").rglob("*.toml"))
 SHIPPED = sorted((ROOT / "checkpoints").glob("*.pt"))
 NAMED = re.compile(r"checkpoints/([\w.+-]+\.pt)\b")
 

@@ -26,6 +26,7 @@ COMMANDS = (
     "rollout",
     "tournament",
     "train",
+    "label",
     "dice",
 )
 

@@ -309,8 +309,11 @@ def make_shard(
         p = np.empty((len(rows), 5))
         for s in range(0, len(rows), CHUNK):
             p[s : s + CHUNK] = search.ply_probabilities(teacher, d.after[rows[s : s + CHUNK]], 2)
-    else:
+    else:  # the filter's 1-ply values; those it did not reach (a random play) valued now
         p = searched.probabilities[rows]
+        shallow = searched.plies[rows] < 1
+        if shallow.any():
+            p[shallow] = search.ply_probabilities(teacher, d.after[rows[shallow]], 1)
     searched_rows = (roles[rows] & TEACHER_SEARCHED) > 0
     value = np.where(searched_rows, np.asarray(equity(p), dtype=np.float64), -np.inf)
     choice = search.best_rows(value, d.parent[rows], n)
@@ -337,3 +340,30 @@ def make_shard(
 def shard_meta(config: LabelConfig, index: int) -> dict:
     """What a shard's file says of how it was made."""
     return {"config": asdict(config), "shard": index, "version": 1}
+
+
+#: The settings a run may change and still resume its folder: more shards (`shards`), or
+#: the folder moved (`out_dir`). Every other one changes what a shard holds.
+RESUMABLE = ("shards", "out_dir")
+
+
+def config_difference(config: LabelConfig, meta: dict) -> str | None:
+    """How the run a shard's `meta` (`Shard.meta`) records differs from `config`, on one
+    line naming the first setting (or the format version) that differs, RESUMABLE ones
+    aside; None when the shard is one of `config`'s."""
+    saved = shard_meta(config, 0)
+    if meta.get("version") != saved["version"]:
+        return f"format version {meta.get('version')!r} (this code writes {saved['version']})"
+    here = json.loads(json.dumps(saved["config"]))  # tuples as the lists JSON reads back
+    there = meta.get("config")
+    if not isinstance(there, dict):
+        return "no config recorded"
+    missing = object()
+    for key in [*here, *(k for k in there if k not in here)]:
+        if key in RESUMABLE:
+            continue
+        mine, theirs = here.get(key, missing), there.get(key, missing)
+        if mine != theirs:
+            shown = ["(unset)" if v is missing else repr(v) for v in (theirs, mine)]
+            return f"{key} = {shown[0]} in the shard, {shown[1]} in this run"
+    return None

@@ -512,7 +512,7 @@ class Evaluator:
         mover in row 1): faster, since only the cells a play changed are recomputed."""
         roots = self._check(roots, None)
         after = self._check(afterstates, extra_turn)
-        if in_numpy(after.shape[0]):
+        if in_numpy(after.shape[0]) or not after.shape[0]:  # `_output` reads no rows as roots
             return self.probabilities(after, extra_turn)
         base = _layer1_full(roots, self._table, self._off, self._bias)
         parent = np.ascontiguousarray(parent, dtype=np.int64)
