@@ -134,8 +134,8 @@ def test_a_judged_set_survives_a_round_trip_and_concatenation(
 
 def test_a_file_that_is_not_a_judged_set_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="bad.npz: not a judged set"):
+    with pytest.raises(ValueError, match=r"bad\.npz: not a judged set"):
         Judged.load(tmp_path / "bad.npz")
     np.savez(tmp_path / "short.npz", boards=np.zeros((1, 2, 25), np.int8))
-    with pytest.raises(ValueError, match="short.npz: not a judged set"):
+    with pytest.raises(ValueError, match=r"short\.npz: not a judged set"):
         Judged.load(tmp_path / "short.npz")
