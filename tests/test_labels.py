@@ -9,10 +9,12 @@ Tiny runs of the smallest shipped network (td-80, 198-80-5): two or three games 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
 import pickle
+import shutil
 import signal
 from functools import cache
 from pathlib import Path
@@ -21,7 +23,7 @@ import numpy as np
 import pytest
 
 import engine
-from agents.td import find_checkpoint
+from agents.td import CHECKPOINTS, find_checkpoint
 from engine.formats import position_ids
 from tests.reference import reference_afterstates
 from vrhcaby.base.config import load_config
@@ -399,6 +401,20 @@ def test_a_folder_of_another_config_is_refused(tmp_path):
     assert len(err.splitlines()) == 1
     assert "shard-00000.npz was made by another config (explore = 0.05 in the shard" in err
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_folder_labelled_by_another_network_of_the_same_name_is_refused(tmp_path):
+    net = tmp_path / "teacher.pt"
+    shutil.copyfile(CHECKPOINTS / "td-80.pt", net)
+    run = tiny(tmp_path, "--set", f"teacher={json.dumps(str(net))}", shards=1)
+    assert label(*run)[0] == 0
+    assert Shard.meta(tmp_path / "tiny" / "shard-00000.npz")["networks"]["teacher"] == (
+        hashlib.sha256(net.read_bytes()).hexdigest()
+    )
+    shutil.copyfile(CHECKPOINTS / "td-best.pt", net)  # same name, another network
+    code, out, err = label(*run, "--shards", "2")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "another teacher network of the same name" in err
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -32,7 +32,14 @@ from agents.search import ValueFunction
 from agents.td import find_checkpoint
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.common import StopSignals, UsageError, add_jobs_argument, add_ray_arguments
-from vrhcaby.learn.labels import LabelConfig, Shard, config_difference, make_shard, shard_meta
+from vrhcaby.learn.labels import (
+    LabelConfig,
+    Shard,
+    config_difference,
+    file_digest,
+    make_shard,
+    shard_meta,
+)
 from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt
 
 _SHARD_FILE = re.compile(r"shard-(\d+)\.npz")
@@ -112,9 +119,9 @@ class Folder:
     """Shards below `shards` that cannot be read, with why: they are made again."""
 
 
-def survey(config: LabelConfig) -> Folder:
+def survey(config: LabelConfig, networks: dict[str, str] | None = None) -> Folder:
     """The shards in `config`'s folder; a UsageError (nothing is written) when one was made
-    by another config."""
+    by another config or by other networks of the same names (`networks`' digests)."""
     folder = Folder()
     if not config.folder.is_dir():
         return folder
@@ -131,7 +138,7 @@ def survey(config: LabelConfig) -> Folder:
             if index < config.shards:
                 folder.corrupt[index] = f"unreadable: {type(exc).__name__}"
             continue
-        difference = config_difference(config, meta)
+        difference = config_difference(config, meta, networks)
         if difference is not None:
             raise UsageError(
                 f"{path} was made by another config ({difference}); give this run its own "
@@ -265,7 +272,10 @@ def run(args: argparse.Namespace) -> int:
     config = configure(args)
     teacher = network("teacher", config.teacher)
     student = network("student", config.student) if config.student else None
-    folder = survey(config)
+    networks = {"teacher": file_digest(find_checkpoint(config.teacher))}
+    if config.student:
+        networks["student"] = file_digest(find_checkpoint(config.student))
+    folder = survey(config, networks)
     try:
         config.folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -285,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
 
         def keep(index: int, shard: Shard, seconds: float) -> None:
             with stop.holding():  # a signal now must not cut a shard's file short
-                shard.save(config.shard_path(index), shard_meta(config, index))
+                shard.save(config.shard_path(index), shard_meta(config, index, networks))
             tally.add(shard, seconds)
             tally.remade += index in folder.corrupt
             bar.update(len(shard.after))

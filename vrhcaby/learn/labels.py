@@ -22,6 +22,7 @@ IDs of the labelled afterstates and float16 probabilities: about 25 bytes a labe
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -337,9 +338,18 @@ def make_shard(
     )
 
 
-def shard_meta(config: LabelConfig, index: int) -> dict:
-    """What a shard's file says of how it was made."""
-    return {"config": asdict(config), "shard": index, "version": 1}
+def shard_meta(config: LabelConfig, index: int, networks: dict[str, str] | None = None) -> dict:
+    """What a shard's file says of how it was made: the config, the shard's index and, in
+    `networks`, the SHA-256 (`file_digest`) of the teacher's (and student's) file."""
+    meta = {"config": asdict(config), "shard": index, "version": 1}
+    if networks:
+        meta["networks"] = dict(networks)
+    return meta
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file, hex: which network, whatever its name, labelled a shard."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 #: The settings a run may change and still resume its folder: more shards (`shards`), or
@@ -347,10 +357,13 @@ def shard_meta(config: LabelConfig, index: int) -> dict:
 RESUMABLE = ("shards", "out_dir")
 
 
-def config_difference(config: LabelConfig, meta: dict) -> str | None:
-    """How the run a shard's `meta` (`Shard.meta`) records differs from `config`, on one
-    line naming the first setting (or the format version) that differs, RESUMABLE ones
-    aside; None when the shard is one of `config`'s."""
+def config_difference(
+    config: LabelConfig, meta: dict, networks: dict[str, str] | None = None
+) -> str | None:
+    """How the run a shard's `meta` (`Shard.meta`) records differs from `config` (and from
+    the `networks` digests, where the shard records them), on one line naming the first
+    setting (or the format version) that differs, RESUMABLE ones aside; None when the
+    shard is one of `config`'s."""
     saved = shard_meta(config, 0)
     if meta.get("version") != saved["version"]:
         return f"format version {meta.get('version')!r} (this code writes {saved['version']})"
@@ -358,6 +371,10 @@ def config_difference(config: LabelConfig, meta: dict) -> str | None:
     there = meta.get("config")
     if not isinstance(there, dict):
         return "no config recorded"
+    for role, digest in (networks or {}).items():
+        recorded = (meta.get("networks") or {}).get(role)
+        if recorded is not None and recorded != digest:
+            return f"another {role} network of the same name (SHA-256 {recorded[:12]}...)"
     missing = object()
     for key in [*here, *(k for k in there if k not in here)]:
         if key in RESUMABLE:
