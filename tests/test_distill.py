@@ -13,18 +13,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from corpus import lockstep_positions
 
 import engine
 from agents import load_agent
 from engine.classify import BEAROFF1, BEAROFF2, CONTACT, CRASHED, NAMES
-from tests.corpus import lockstep_positions
 from vrhcaby.cli import train
 from vrhcaby.learn import distill
 from vrhcaby.learn.distill import DistillConfig, fit_epoch, held_out, load_labels
 from vrhcaby.learn.labels import LabelConfig, Shard, make_shard, shard_meta
-from vrhcaby.nn import checkpoint
+from vrhcaby.learn.students import SHUFFLE
+from vrhcaby.nn import checkpoint, netset
 from vrhcaby.nn.bearoff_db import database
-from vrhcaby.nn.net import NetConfig, build_model, load_evaluator
+from vrhcaby.nn.net import Evaluator, NetConfig, build_model, load_evaluator
 from vrhcaby.play.tournament import play_pair
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,6 +192,7 @@ def write_config(tmp_path: Path, labels: Path, **changes: str) -> Path:
     lines += ["[distill]", f'labels = ["{labels}"]', f"epochs = {EPOCHS}", "batch_size = 16"]
     lines += ["lr = 1e-3", "lr_end = 1e-4", "holdout_every = 3"]
     path = tmp_path / "fit.toml"
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -204,7 +206,7 @@ def run_train(config: Path, *extra: str) -> tuple[int, str, str]:
 
 def saved(directory: Path, epochs: int) -> dict[str, np.ndarray]:
     path = directory / f"fit-g{epochs:09d}.pt"
-    arrays, meta = checkpoint.load(path, training=True)
+    arrays, meta = checkpoint.load(path, training=True, sets=True)
     assert meta["games"] == epochs
     return arrays
 
@@ -245,7 +247,7 @@ def test_the_written_network_loads_and_plays(uninterrupted: Path) -> None:
 
 def assert_same_run(directory: Path, reference: Path) -> None:
     got, want = saved(directory, EPOCHS), saved(reference, EPOCHS)
-    assert got.keys() == want.keys() and train.SHUFFLE in got
+    assert got.keys() == want.keys() and SHUFFLE in got
     for key in want:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
 
@@ -310,3 +312,66 @@ def test_bad_input_is_one_line(tmp_path: Path, labels: Path, uninterrupted: Path
     one_line_error(run_train(config, "--set", "net.hidden=[40]"), "cannot start a 198-40-5")
     finished = write_config(tmp_path, labels, checkpoint_dir=f'"{uninterrupted / "ck"}"')
     one_line_error(run_train(finished), "already has checkpoints")
+
+
+# --- network sets ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def network_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """td-80's network as a set's contact and race networks, crashed falling back."""
+    teacher = load_evaluator(TEACHER)
+    assert isinstance(teacher, Evaluator)
+    path = tmp_path_factory.mktemp("set") / "set.pt"
+    netset.save(
+        netset.from_networks({"contact": teacher, "race": teacher}, {"crashed": "contact"}), path
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def set_run(labels: Path, network_set: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("setrun")
+    code, _, err = run_train(write_config(tmp, labels, init_from=f'"{network_set}"'))
+    assert code == 0, err
+    return tmp
+
+
+def test_a_set_is_fitted_class_by_class_as_single_runs_of_its_classes(
+    tmp_path: Path, labels: Path, set_run: Path
+) -> None:
+    """Each network of the set ends as a single-network run on the labels of the classes
+    it answers ends; the bear-offs train none of them."""
+    got = saved(set_run / "ck", EPOCHS)
+    for name, classes in (("contact", '["contact", "crashed"]'), ("race", '["race"]')):
+        config = write_config(tmp_path / name, labels)
+        code, _, err = run_train(config, "--set", f"distill.classes={classes}")
+        assert code == 0, err
+        want = saved(tmp_path / name / "ck", EPOCHS)
+        for key in ("model/0.weight", "model/0.bias", "model/2.weight", "model/2.bias"):
+            np.testing.assert_array_equal(got[f"set/{name}/{key}"], want[key], err_msg=key)
+    _, meta = checkpoint.load(set_run / "ck" / f"fit-g{EPOCHS:09d}.pt", training=True, sets=True)
+    shards = [Shard.load(labels / f"shard-0000{i}.npz") for i in (1, 2)]
+    kinds = engine.classify_boards(np.concatenate([s.after for s in shards]))
+    networked = np.isin(kinds, [NAMES.index(c) for c in ("contact", "crashed", "race")])
+    assert meta["distill"]["fitted"] == networked.sum() < len(kinds)
+
+
+def test_a_fitted_set_loads_plays_and_resumes_exactly(
+    tmp_path: Path, labels: Path, network_set: Path, set_run: Path
+) -> None:
+    best = set_run / "ck" / "fit-best.pt"
+    assert isinstance(load_evaluator(best), netset.NetworkSet)
+    result = play_pair(load_agent(f"td:{best}"), load_agent("random"), games=2, seed=1)
+    assert result.games == 2
+    shutil.copytree(set_run / "ck", tmp_path / "ck")
+    for epoch in range(2, EPOCHS + 1):
+        (tmp_path / "ck" / f"fit-g{epoch:09d}.pt").unlink()
+    code, out, err = run_train(
+        write_config(tmp_path, labels, init_from=f'"{network_set}"'), "--resume"
+    )
+    assert code == 0 and "after epoch 1" in out, err
+    got, want = saved(tmp_path / "ck", EPOCHS), saved(set_run / "ck", EPOCHS)
+    assert got.keys() == want.keys() and f"{SHUFFLE}/race" in got
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)

@@ -32,7 +32,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,16 +47,15 @@ from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.distill import (
     DistillConfig,
-    LabelSet,
     fit_epoch,
     held_out,
     label_source,
     learning_rate,
-    load_labels,
     shard_files,
 )
 from vrhcaby.learn.game import Evaluation, Game
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
+from vrhcaby.learn.students import SetTrainer, Student, is_set_checkpoint, single_student
 from vrhcaby.learn.trainer import RoundStats, Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig
@@ -64,8 +63,6 @@ from vrhcaby.play.ray import check_backend
 from vrhcaby.sixdice.learner import SheetNetConfig, SixDice
 
 GAMES = ("backgammon", "sixdice")
-#: Where a distillation run's checkpoints keep the state of its shuffling generator.
-SHUFFLE = "rng/shuffle"
 
 
 @dataclass(frozen=True)
@@ -317,12 +314,12 @@ class RunRecord:
 def resume(
     cfg: TrainConfig,
     ckdir: checkpoint.CheckpointDir,
-    trainer: Trainer,
-    generator: torch.Generator | None = None,
+    trainer: Trainer | SetTrainer,
+    students: Sequence[Student] = (),
 ) -> RunRecord:
-    """Restore `trainer` (and a distillation run's shuffling `generator`) from the run's
+    """Restore `trainer` (and a distillation run's `students`' generators) from the run's
     newest sound checkpoint; the record it saved."""
-    path, arrays, meta, skipped = ckdir.latest_sound()
+    path, arrays, meta, skipped = ckdir.latest_sound(sets=isinstance(trainer, SetTrainer))
     for reason in skipped:
         print(f"skipped {reason}", file=sys.stderr)
     if ("distill" in meta) != cfg.distilling:
@@ -332,13 +329,12 @@ def resume(
             f"{kinds[cfg.distilling][:-2]}"
         )
     restore("resume from", path, lambda: trainer.load_state(arrays, meta))
-    if generator is not None:
-        shuffles = generator
 
-        def restore_shuffles() -> None:
-            shuffles.set_state(torch.from_numpy(arrays[SHUFFLE]))
+    def restore_shuffles() -> None:
+        for student in students:
+            student.generator.set_state(torch.from_numpy(arrays[student.key]))
 
-        restore("resume from", path, restore_shuffles)
+    restore("resume from", path, restore_shuffles)
     record = RunRecord(
         cfg=cfg,
         ckdir=ckdir,
@@ -360,7 +356,9 @@ def resume(
     return record
 
 
-def start_fresh(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer) -> RunRecord:
+def start_fresh(
+    cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer | SetTrainer
+) -> RunRecord:
     """A new run (none of its checkpoints may exist), warm started from `init_from`."""
     if ckdir.latest() is not None:
         raise ValueError(
@@ -370,7 +368,7 @@ def start_fresh(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trai
     record = RunRecord(cfg=cfg, ckdir=ckdir, run_dir=new_run_dir(cfg))
     if cfg.init_from:
         source = Path(cfg.init_from)
-        warm = checkpoint.load(source, "backgammon")
+        warm = checkpoint.load(source, "backgammon", sets=isinstance(trainer, SetTrainer))
         restore("init_from", source, lambda: trainer.warm_start(*warm))
         print(f"started from the network of {cfg.init_from}", flush=True)
     return record
@@ -406,7 +404,7 @@ def log_round(
     }
 
 
-def evaluate(record: RunRecord, trainer: Trainer, writer: Any) -> bool:
+def evaluate(record: RunRecord, trainer: Trainer | SetTrainer, writer: Any) -> bool:
     """Evaluate the network, log it and keep it as the record's latest; whether it is the
     best so far."""
     cfg, g = record.cfg, trainer.games
@@ -510,54 +508,95 @@ def train(
 
 @dataclass
 class Distillation:
-    """A distillation run's fitting: the trainer (the network, its Adam optimizer, and the
-    epochs done as its games count), the generator of each epoch's order, the labels."""
+    """A distillation run's fitting: the trainer (the networks, their Adam optimizer, and
+    the epochs done as its games count) and the students it fits (one, or one per network
+    of a set: `vrhcaby.learn.students`)."""
 
     config: DistillConfig
-    trainer: Trainer
-    generator: torch.Generator
-    """Draws every epoch's order of the fitted labels, and nothing else."""
-    fitted: LabelSet
-    held: LabelSet
+    trainer: Trainer | SetTrainer
+    students: list[Student]
     source: dict[str, Any]
     """What labelled the shards (`vrhcaby.learn.distill.label_source`)."""
     scores: dict[str, float] = field(default_factory=dict)
-    """The last epoch's training loss and held-out scores (`held_out`)."""
+    """The last epoch's training loss and held-out scores (`held_out`, over all students)."""
+
+    @property
+    def fitted(self) -> int:
+        return sum(len(s.fitted) for s in self.students)
 
     def state(self) -> tuple[dict, dict]:
-        """The trainer's state with the generator's and what the run fits (a checkpoint)."""
+        """The trainer's state with the generators' and what the run fits (a checkpoint)."""
         arrays, meta = self.trainer.state()
-        arrays[SHUFFLE] = self.generator.get_state().numpy().copy()
+        for student in self.students:
+            arrays[student.key] = student.generator.get_state().numpy().copy()
         meta["distill"] = {
             "labels": self.source,
-            "fitted": len(self.fitted),
-            "held_out": len(self.held),
+            "fitted": self.fitted,
+            "held_out": sum(len(s.held) for s in self.students),
             "scores": self.scores,
         }
         return arrays, meta
 
+    def epoch(self) -> None:
+        """Fit every student one epoch; the scores (means over all labels) kept."""
+        weight = self.config.equity_weight
+        losses, held = [], []
+        for s in self.students:
+            loss = fit_epoch(
+                s.model,
+                self.trainer.optimizer,
+                s.fitted,
+                self.config,
+                self.trainer.games,
+                s.generator,
+            )
+            losses.append((loss, len(s.fitted)))
+            held.append((held_out(s.model, s.held, weight), len(s.held)))
+        self.trainer.games += 1
+        self.scores = {"train_loss": _mean(losses)}
+        for key in ("loss", "equity_error", "teacher_0ply_error"):
+            self.scores[key] = _mean([(scores[key], n) for scores, n in held])
+        if isinstance(self.trainer, SetTrainer):
+            for s, (scores, _) in zip(self.students, held, strict=True):
+                self.scores[f"held_out_loss_{s.name}"] = scores["loss"]
 
-def distillation(cfg: TrainConfig, game: Game, device: torch.device) -> Distillation:
-    """A distillation run's trainer, its generator (seeded by `seed`) and its labels,
-    checked: label folders with shards, all labelled by one teacher at one depth."""
+
+def _mean(values: list[tuple[float, int]]) -> float:
+    """The mean of values weighted by their counts (NaN: no counts)."""
+    total = sum(n for _, n in values)
+    return sum(v * n for v, n in values if n) / total if total else float("nan")
+
+
+def distillation(cfg: TrainConfig, game: Game) -> Distillation:
+    """A distillation run's trainer and students, their generators seeded by `seed`, the
+    labels checked: label folders with shards, all labelled by one teacher at one depth.
+    A network set as `init_from` makes a set's trainer (the config's `net` unused)."""
     files = shard_files(cfg.distill.labels)
     source = label_source(files)
     d = cfg.distill
-    adam = replace(cfg.td, optimizer="adam", lr=d.lr, lr_end=d.lr_end)
-    trainer = Trainer.for_game(game, adam, d.epochs, cfg.seed, device)
-    fitted, held = load_labels(cfg.distill.labels, trainer.net, d)
-    if not len(fitted):
+    is_set, meta = is_set_checkpoint(cfg.init_from)
+    trainer: Trainer | SetTrainer
+    if is_set:
+        trainer = SetTrainer.of(meta, cfg.variant, d.lr, cfg.seed)
+        students = trainer.students(d.labels, d, cfg.seed)
+    else:
+        adam = replace(cfg.td, optimizer="adam", lr=d.lr, lr_end=d.lr_end)
+        trainer = Trainer.for_game(game, adam, d.epochs, cfg.seed, torch.device("cpu"))
+        students = [single_student(trainer, d.labels, d, cfg.seed)]
+    fitted = sum(len(s.fitted) for s in students)
+    if not fitted:
         raise ValueError(
-            f"no labels to fit in {', '.join(d.labels)}: every shard is held out "
-            f"(distill.holdout_every = {d.holdout_every})"
+            f"no labels to fit in {', '.join(d.labels)} (distill.holdout_every = "
+            f"{d.holdout_every}, distill.classes = {list(d.classes)})"
         )
-    generator = torch.Generator().manual_seed(cfg.seed)
+    held = sum(len(s.held) for s in students)
+    of = ", ".join(f"{s.name} {len(s.fitted)}" for s in students) if is_set else ""
     print(
         f"labels of {source.get('teacher')!s:.60} at {source.get('plies')}-ply: "
-        f"{len(fitted)} fitted, {len(held)} held out, from {len(files)} shards",
+        f"{fitted} fitted{f' ({of})' if of else ''}, {held} held out, from {len(files)} shards",
         flush=True,
     )
-    return Distillation(d, trainer, generator, fitted, held, source)
+    return Distillation(d, trainer, students, source)
 
 
 def note_teacher(cfg: TrainConfig, source: dict[str, Any]) -> None:
@@ -578,8 +617,11 @@ def log_epoch(writer: Any, run: Distillation, seconds: float) -> str:
     """An epoch's TensorBoard scalars (at the epochs done); its line of the log."""
     e, scores = run.trainer.games, run.scores
     lr = learning_rate(run.config, e - 1)
-    speed = len(run.fitted) / seconds
+    speed = run.fitted / seconds
     writer.add_scalar("losses/loss", scores["train_loss"], e)
+    for key, value in scores.items():
+        if key.startswith("held_out_loss_"):
+            writer.add_scalar(f"losses/{key}", value, e)
     writer.add_scalar("losses/held_out_loss", scores["loss"], e)
     writer.add_scalar("charts/equity_error", scores["equity_error"], e)
     writer.add_scalar("charts/teacher_0ply_error", scores["teacher_0ply_error"], e)
@@ -614,19 +656,9 @@ def distill(record: RunRecord, run: Distillation, writer: Any) -> int:
         while trainer.games < epochs and stop.by is None:
             state = run.state()  # what a second Ctrl-C saves: the start of this epoch
             started = time.perf_counter()
-            loss = fit_epoch(
-                trainer.model,
-                trainer.optimizer,
-                run.fitted,
-                run.config,
-                trainer.games,
-                run.generator,
-            )
+            run.epoch()
             seconds = time.perf_counter() - started
-            trainer.games += 1
             e = trainer.games
-            weight = run.config.equity_weight
-            run.scores = {"train_loss": loss, **held_out(trainer.model, run.held, weight)}
             line = f"epoch {e}/{epochs}: {log_epoch(writer, run, seconds)}"
             if not cfg.eval.every:
                 is_best = is_best_fit(record, run.scores)
@@ -655,11 +687,11 @@ def run_distillation(
 ) -> int:
     """A distillation run: its labels and trainer (fresh from `init_from`, or resumed with
     its shuffling generator), the loop, the logs closed."""
-    run = distillation(cfg, game, torch.device("cpu"))
+    run = distillation(cfg, game)
     for stale in ckdir.remove_stale():
         print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
     if args.resume:
-        record = resume(cfg, ckdir, run.trainer, run.generator)
+        record = resume(cfg, ckdir, run.trainer, run.students)
     else:
         record = start_fresh(cfg, ckdir, run.trainer)
         note_teacher(cfg, run.source)
@@ -668,7 +700,10 @@ def run_distillation(
 
     writer = SummaryWriter(str(record.run_dir), purge_step=run.trainer.games or None)
     writer.add_text("config", format_table(cfg), run.trainer.games)
-    writer.add_text("network", game.net.describe(), run.trainer.games)
+    network = run.trainer.game.net.describe()
+    if isinstance(run.trainer, SetTrainer):
+        network = run.trainer.network_set(to_dict(cfg)).describe()
+    writer.add_text("network", network, run.trainer.games)
     try:
         status = distill(record, run, writer)
     finally:
