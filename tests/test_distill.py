@@ -375,3 +375,22 @@ def test_a_fitted_set_loads_plays_and_resumes_exactly(
     assert got.keys() == want.keys() and f"{SHUFFLE}/race" in got
     for key in want:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+
+
+def test_with_evaluations_the_best_is_the_evaluations(tmp_path: Path, labels: Path) -> None:
+    config = write_config(tmp_path, labels)
+    evaluated = [
+        "--set",
+        "eval.every=2",
+        "--set",
+        "eval.games=2",
+        "--set",
+        'eval.opponents=["random"]',
+    ]
+    code, out, err = run_train(config, *evaluated)
+    assert code == 0, err
+    assert "ppg vs random" in out and "epoch 3/3" in out
+    _, best = checkpoint.load(tmp_path / "ck" / "fit-best.pt")
+    assert best["best_by"] == "ppg" and best["evaluation"]["games"] in (2, 3)
+    assert best["best"] == best["evaluation"]["random"]["ppg"]
+    assert train.learner_threads(train.load_config(train.TrainConfig, config), "local", None) == 1
