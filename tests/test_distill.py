@@ -304,7 +304,7 @@ def test_bad_input_is_one_line(tmp_path: Path, labels: Path, uninterrupted: Path
     shard = Shard.load(labels / "shard-00001.npz")
     shard.save(other / "shard-00004.npz", {"config": {"teacher": "td-best", "plies": 1}})
     mixed = f"distill.labels=[{str(labels)!r}, {str(other)!r}]"
-    one_line_error(run_train(config, "--set", mixed), "different teachers")
+    one_line_error(run_train(config, "--set", mixed), "different teacher: ")
     (other / "shard-00005.npz").write_bytes(b"no shard")
     broken = f"distill.labels=[{str(other)!r}]"
     one_line_error(run_train(config, "--set", broken), "not a label shard")

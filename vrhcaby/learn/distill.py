@@ -126,7 +126,7 @@ def label_source(files: Sequence[Path]) -> dict[str, Any]:
         elif found != source:
             key = next(k for k in TARGET_KEYS if found[k] != source[k])
             raise ValueError(
-                f"label shards of different {key}s: {first} has {source[key]!r:.60}, "
+                f"label shards with different {key}: {first} has {source[key]!r:.60}, "
                 f"{file} has {found[key]!r:.60}"
             )
     return source or {}
