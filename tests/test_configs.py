@@ -5,6 +5,7 @@ test fixtures in tests/configs/."""
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,14 +13,17 @@ import pytest
 from agents.td import find_checkpoint
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.train import TrainConfig
+from vrhcaby.learn.labels import LabelConfig
 from vrhcaby.nn import checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "configs" / "recipes"
-# configs/distill/ holds distillation runs, not training runs (their labels' configs are
-# tests/test_labels.py's).
-CONFIGS = sorted(p for p in (ROOT / "configs").rglob("*.toml") if "distill" not in p.parts)
-CONFIGS += sorted((ROOT / "tests" / "configs").rglob("*.toml"))
+EVERY = sorted((ROOT / "configs").rglob("*.toml")) + sorted(
+    (ROOT / "tests" / "configs").rglob("*.toml")
+)
+#: Label-generation runs (`vrhcaby.learn.labels.LabelConfig`: they name a teacher).
+LABELS = [p for p in EVERY if "teacher" in tomllib.loads(p.read_text())]
+CONFIGS = [p for p in EVERY if p not in LABELS]
 SHIPPED = sorted((ROOT / "checkpoints").glob("*.pt"))
 NAMED = re.compile(r"checkpoints/([\w.+-]+\.pt)\b")
 
@@ -32,6 +36,12 @@ def _id(path: Path) -> str:
 def test_a_config_loads_as_a_training_run(path):
     cfg = load_config(TrainConfig, path)
     assert cfg.name and cfg.games >= 1
+
+
+@pytest.mark.parametrize("path", LABELS, ids=_id)
+def test_a_label_config_loads_as_a_label_run(path):
+    cfg = load_config(LabelConfig, path)
+    assert cfg.name and cfg.shards >= 1
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=_id)

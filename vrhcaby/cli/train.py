@@ -1,5 +1,5 @@
 """`vrhcaby train` (and `python train.py`): train a value network by TD(λ) self-play, the way
-TD-Gammon was trained.
+TD-Gammon was trained, or fit one to search labels (a distillation run).
 
     python train.py --config configs/quick.toml [--set td.lam=0.8 ...] [--device cuda]
     python train.py --config configs/quick.toml --resume      # continue after a stop
@@ -14,32 +14,48 @@ round, so `--resume` continues exactly (same dice, same weights). The algorithm 
 lives in `vrhcaby.learn` (`trainer.Trainer`), the game learnt in a `vrhcaby.learn.game.Game`
 (`game` in the config); `--backend ray` moves backgammon self-play onto Ray workers and
 keeps the learner here (`vrhcaby.learn.ray`).
+
+A config with `distill.labels` is a distillation run instead (`vrhcaby.learn.distill`):
+the network of `init_from` fitted, epoch by epoch, to the label shards of those folders
+(`vrhcaby label` runs), with the same checkpoints, logs, evaluation and stops, all counted
+in epochs (a checkpoint NAME-g<N>.pt holds the network after N epochs).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import math
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from agents import load_agent
+from agents.td import find_checkpoint
 from vrhcaby.base.config import format_table, load_config, to_dict
 from vrhcaby.cli.common import Parser, cpu_count
 from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
+from vrhcaby.learn.distill import (
+    DistillConfig,
+    fit_epoch,
+    held_out,
+    label_source,
+    learning_rate,
+    shard_files,
+)
 from vrhcaby.learn.game import Evaluation, Game
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
+from vrhcaby.learn.students import SetTrainer, Student, is_set_checkpoint, single_student
 from vrhcaby.learn.trainer import RoundStats, Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig
@@ -70,7 +86,7 @@ class TrainConfig:
     """torch device for the updates (cpu, cuda, cuda:1); --device overrides it."""
     threads: int = 0
     """torch CPU threads (0 = torch's default, or with --backend ray on this machine alone
-    the CPUs its self-play workers leave)."""
+    the CPUs its self-play workers leave, or 1 for a distillation run)."""
     checkpoint_every: int = 5_000
     """Write a checkpoint every this many games (and at the end)."""
     keep: int = 3
@@ -90,6 +106,10 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     ray: DistributedConfig = field(default_factory=DistributedConfig)
     """Used by --backend ray only."""
+    distill: DistillConfig = field(default_factory=DistillConfig)
+    """A distillation run when `distill.labels` names label folders: `init_from`'s network
+    fitted to them for `distill.epochs` epochs (`games` and `td` are then unused, and
+    `checkpoint_every` and `eval.every` count epochs)."""
 
     def __post_init__(self) -> None:
         if self.game not in GAMES:
@@ -110,6 +130,25 @@ class TrainConfig:
             raise ValueError(f"seed and threads must be 0 or more, got {self.seed}, {self.threads}")
         if self.game == "backgammon" and self.eval.every and not self.eval.opponents:
             raise ValueError("eval.opponents must name at least one agent when eval.every > 0")
+        if self.distill.labels:
+            if self.game != "backgammon" or self.variant == "acey-deucey":
+                raise ValueError("a distillation run fits a backgammon network (not acey-deucey)")
+            if not self.init_from:
+                raise ValueError(
+                    "a distillation run (distill.labels) starts from a network: set init_from "
+                    "to the teacher's checkpoint"
+                )
+
+    @property
+    def distilling(self) -> bool:
+        """Whether this is a distillation run (`distill.labels` names label folders)."""
+        return bool(self.distill.labels)
+
+    @property
+    def best_by(self) -> str:
+        """What picks the best checkpoint: `eval.best_by`, or for a distillation run
+        without evaluations the held-out loss ("held_out_loss", lower is better)."""
+        return "held_out_loss" if self.distilling and not self.eval.every else self.eval.best_by
 
 
 def check_directory(key: str, path: str) -> None:
@@ -172,11 +211,15 @@ def resolve_device(name: str) -> torch.device:
 
 
 def learner_threads(cfg: TrainConfig, backend: str, address: str | None) -> int:
-    """torch's CPU threads for the updates: `threads` when set; else, when Ray starts its
-    self-play workers on this machine, the CPUs they leave (a learner with every core
-    starves them); else torch's own default."""
+    """torch's CPU threads for the updates: `threads` when set; else one for a
+    distillation run (its small batches run several times slower on two threads of a
+    two-core machine than on one); else, when Ray starts its self-play workers on this
+    machine, the CPUs they leave (a learner with every core starves them); else torch's
+    own default."""
     if cfg.threads:
         return cfg.threads
+    if cfg.distilling:
+        return 1
     if backend == "ray" and not address:
         return max(1, cpu_count() - cfg.ray.workers)
     return torch.get_num_threads()
@@ -232,6 +275,8 @@ def configure(args: argparse.Namespace) -> tuple[TrainConfig, torch.device]:
     check_directory("runs_dir", cfg.runs_dir)
     if args.backend == "ray" and cfg.game != "backgammon":
         raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
+    if cfg.distilling and (args.backend != "local" or device.type != "cpu"):
+        raise ValueError("a distillation run fits on the cpu in this process (--backend local)")
     check_backend(args.backend)
     if args.backend == "local" and (args.address or args.workers is not None):
         raise ValueError("--address and --workers are for --backend ray")
@@ -259,19 +304,37 @@ class RunRecord:
             "config": to_dict(self.cfg),
             "run_dir": str(self.run_dir),
             "best": self.best,
-            "best_by": self.cfg.eval.best_by,
+            "best_by": self.cfg.best_by,
             "evaluation": self.latest_eval,
             "version": code_version(),
         }
         return self.ckdir.save(meta["games"], arrays, meta, best=is_best)
 
 
-def resume(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer) -> RunRecord:
-    """Restore `trainer` from the run's newest sound checkpoint; the record it saved."""
-    path, arrays, meta, skipped = ckdir.latest_sound()
+def resume(
+    cfg: TrainConfig,
+    ckdir: checkpoint.CheckpointDir,
+    trainer: Trainer | SetTrainer,
+    students: Sequence[Student] = (),
+) -> RunRecord:
+    """Restore `trainer` (and a distillation run's `students`' generators) from the run's
+    newest sound checkpoint; the record it saved."""
+    path, arrays, meta, skipped = ckdir.latest_sound(sets=isinstance(trainer, SetTrainer))
     for reason in skipped:
         print(f"skipped {reason}", file=sys.stderr)
+    if ("distill" in meta) != cfg.distilling:
+        kinds = ("a TD run's", "a distillation run's")
+        raise checkpoint.CheckpointError(
+            f"{path}: {kinds['distill' in meta]} checkpoint, but the config asks for "
+            f"{kinds[cfg.distilling][:-2]}"
+        )
     restore("resume from", path, lambda: trainer.load_state(arrays, meta))
+
+    def restore_shuffles() -> None:
+        for student in students:
+            student.generator.set_state(torch.from_numpy(arrays[student.key]))
+
+    restore("resume from", path, restore_shuffles)
     record = RunRecord(
         cfg=cfg,
         ckdir=ckdir,
@@ -280,19 +343,22 @@ def resume(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer) 
         latest_eval=meta.get("evaluation", {}),
     )
     newest = " (the newest sound checkpoint)" if skipped else ""
-    print(f"resumed {path} at {trainer.games} games{newest}", flush=True)
+    progress = f"after epoch {trainer.games}" if cfg.distilling else f"at {trainer.games} games"
+    print(f"resumed {path} {progress}{newest}", flush=True)
     saved_by = meta.get("best_by", "ppg")
-    if record.best is not None and saved_by != cfg.eval.best_by:
+    if record.best is not None and saved_by != cfg.best_by:
         record.best = None  # a score on the other scale: the next evaluation is the best so far
         print(
-            f"eval.best_by is now {cfg.eval.best_by!r}, not {saved_by!r}: "
+            f"eval.best_by is now {cfg.best_by!r}, not {saved_by!r}: "
             "the next evaluation starts a new best",
             flush=True,
         )
     return record
 
 
-def start_fresh(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer) -> RunRecord:
+def start_fresh(
+    cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trainer | SetTrainer
+) -> RunRecord:
     """A new run (none of its checkpoints may exist), warm started from `init_from`."""
     if ckdir.latest() is not None:
         raise ValueError(
@@ -302,7 +368,7 @@ def start_fresh(cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, trainer: Trai
     record = RunRecord(cfg=cfg, ckdir=ckdir, run_dir=new_run_dir(cfg))
     if cfg.init_from:
         source = Path(cfg.init_from)
-        warm = checkpoint.load(source, "backgammon")
+        warm = checkpoint.load(source, "backgammon", sets=isinstance(trainer, SetTrainer))
         restore("init_from", source, lambda: trainer.warm_start(*warm))
         print(f"started from the network of {cfg.init_from}", flush=True)
     return record
@@ -338,7 +404,7 @@ def log_round(
     }
 
 
-def evaluate(record: RunRecord, trainer: Trainer, writer: Any) -> bool:
+def evaluate(record: RunRecord, trainer: Trainer | SetTrainer, writer: Any) -> bool:
     """Evaluate the network, log it and keep it as the record's latest; whether it is the
     best so far."""
     cfg, g = record.cfg, trainer.games
@@ -356,15 +422,37 @@ class StopSignal:
     one stops at once, saving the round's start. Raising inside the round could land in
     numba's or torch's machinery, which does not always let it through."""
 
-    def __init__(self) -> None:
+    def __init__(self, step: str = "round") -> None:
         self.by: signal.Signals | None = None
         """The signal that asked to stop (None: none yet)."""
+        self.step = step
+        """What is finished before stopping (a round, an epoch)."""
 
     def __call__(self, signum: int, _frame: Any) -> None:
         if self.by is not None:
             raise KeyboardInterrupt
         self.by = signal.Signals(signum)
-        print(f"{self.by.name}: stopping after this round (again: at once)", file=sys.stderr)
+        print(f"{self.by.name}: stopping after this {self.step} (again: at once)", file=sys.stderr)
+
+    @classmethod
+    def install(cls, step: str = "round") -> tuple[StopSignal, dict[int, Any]]:
+        """A stop signal handling SIGINT and SIGTERM (SIGINT too when a shell that started
+        the run in the background told it to ignore it), and the handlers it replaced."""
+        stop = cls(step)
+        return stop, {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def save(self, record: RunRecord, state: tuple[dict, dict], handlers: dict[int, Any]) -> int:
+        """Save `state`, the last complete step, on the way out of a stopped run; its exit
+        status (128 + the signal)."""
+        stopped_by = self.by or signal.SIGINT
+        for sig in handlers:  # from here on a signal cannot cut the last save short
+            signal.signal(sig, signal.SIG_IGN)
+        path = record.save(state)
+        print(
+            f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",
+            file=sys.stderr,
+        )
+        return 128 + stopped_by
 
 
 def train(
@@ -383,9 +471,7 @@ def train(
     next_eval = cfg.eval.every * (trainer.games // cfg.eval.every + 1) if cfg.eval.every else 0
     next_save = cfg.checkpoint_every * (trainer.games // cfg.checkpoint_every + 1)
     state = trainer.state()
-    stop = StopSignal()
-    # Also SIGINT when a shell that started the run in the background told it to ignore it.
-    handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    stop, handlers = StopSignal.install()
     try:
         while trainer.games < cfg.games and stop.by is None:
             state = trainer.state()  # what Ctrl-C saves: the start of this round
@@ -409,19 +495,233 @@ def train(
             raise KeyboardInterrupt
     except KeyboardInterrupt:
         bar.close()
-        stopped_by = stop.by or signal.SIGINT
-        for sig in handlers:  # from here on a signal cannot cut the last save short
-            signal.signal(sig, signal.SIG_IGN)
-        path = record.save(state)
-        print(
-            f"interrupted ({stopped_by.name}): saved {path}; continue with --resume",
-            file=sys.stderr,
-        )
-        return 128 + stopped_by
+        return stop.save(record, state, handlers)
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     bar.close()
+    return 0
+
+
+# --- distillation runs ----------------------------------------------------------------
+
+
+@dataclass
+class Distillation:
+    """A distillation run's fitting: the trainer (the networks, their Adam optimizer, and
+    the epochs done as its games count) and the students it fits (one, or one per network
+    of a set: `vrhcaby.learn.students`)."""
+
+    config: DistillConfig
+    trainer: Trainer | SetTrainer
+    students: list[Student]
+    source: dict[str, Any]
+    """What labelled the shards (`vrhcaby.learn.distill.label_source`)."""
+    scores: dict[str, float] = field(default_factory=dict)
+    """The last epoch's training loss and held-out scores (`held_out`, over all students)."""
+
+    @property
+    def fitted(self) -> int:
+        return sum(len(s.fitted) for s in self.students)
+
+    def state(self) -> tuple[dict, dict]:
+        """The trainer's state with the generators' and what the run fits (a checkpoint)."""
+        arrays, meta = self.trainer.state()
+        for student in self.students:
+            arrays[student.key] = student.generator.get_state().numpy().copy()
+        meta["distill"] = {
+            "labels": self.source,
+            "fitted": self.fitted,
+            "held_out": sum(len(s.held) for s in self.students),
+            "scores": self.scores,
+        }
+        return arrays, meta
+
+    def epoch(self) -> None:
+        """Fit every student one epoch; the scores (means over all labels) kept."""
+        losses, held = [], []
+        for s in self.students:
+            loss = fit_epoch(
+                s.model,
+                self.trainer.optimizer,
+                s.fitted,
+                self.config,
+                self.trainer.games,
+                s.generator,
+            )
+            losses.append((loss, len(s.fitted)))
+            held.append((held_out(s.model, s.held, self.config), len(s.held)))
+        self.trainer.games += 1
+        self.scores = {"train_loss": _mean(losses)}
+        for key in (
+            "loss",
+            "equity_error",
+            "teacher_0ply_error",
+            "choice_cost",
+            "teacher_0ply_cost",
+        ):
+            self.scores[key] = _mean([(scores[key], n) for scores, n in held])
+        if isinstance(self.trainer, SetTrainer):
+            for s, (scores, _) in zip(self.students, held, strict=True):
+                self.scores[f"held_out_loss_{s.name}"] = scores["loss"]
+
+
+def _mean(values: list[tuple[float, int]]) -> float:
+    """The mean of values weighted by their counts (NaN: no counts)."""
+    total = sum(n for _, n in values)
+    return sum(v * n for v, n in values if n) / total if total else float("nan")
+
+
+def distillation(cfg: TrainConfig, game: Game) -> Distillation:
+    """A distillation run's trainer and students, their generators seeded by `seed`, the
+    labels checked: label folders with shards, all labelled by one teacher at one depth.
+    A network set as `init_from` makes a set's trainer (the config's `net` unused)."""
+    files = shard_files(cfg.distill.labels)
+    source = label_source(files)
+    d = cfg.distill
+    is_set, meta = is_set_checkpoint(cfg.init_from)
+    trainer: Trainer | SetTrainer
+    if is_set:
+        trainer = SetTrainer.of(meta, cfg.variant, d.lr, cfg.seed)
+        students = trainer.students(d.labels, d, cfg.seed)
+    else:
+        adam = replace(cfg.td, optimizer="adam", lr=d.lr, lr_end=d.lr_end)
+        trainer = Trainer.for_game(game, adam, d.epochs, cfg.seed, torch.device("cpu"))
+        students = [single_student(trainer, d.labels, d, cfg.seed)]
+    fitted = sum(len(s.fitted) for s in students)
+    if not fitted:
+        raise ValueError(
+            f"no labels to fit in {', '.join(d.labels)} (distill.holdout_every = "
+            f"{d.holdout_every}, distill.classes = {list(d.classes)})"
+        )
+    held = sum(len(s.held) for s in students)
+    of = ", ".join(f"{s.name} {len(s.fitted)}" for s in students) if is_set else ""
+    print(
+        f"labels of {source.get('teacher')!s:.60} at {source.get('plies')}-ply: "
+        f"{fitted} fitted{f' ({of})' if of else ''}, {held} held out, from {len(files)} shards",
+        flush=True,
+    )
+    return Distillation(d, trainer, students, source)
+
+
+def note_teacher(cfg: TrainConfig, source: dict[str, Any]) -> None:
+    """A note when the student does not start from the network that labelled the shards."""
+    try:
+        teacher = find_checkpoint(str(source.get("teacher"))).resolve()
+    except ValueError:
+        teacher = None
+    if teacher != Path(cfg.init_from).resolve():
+        print(
+            f"note: init_from {cfg.init_from} is not the labels' teacher "
+            f"{source.get('teacher')!s:.60}",
+            file=sys.stderr,
+        )
+
+
+def log_epoch(writer: Any, run: Distillation, seconds: float) -> str:
+    """An epoch's TensorBoard scalars (at the epochs done); its line of the log."""
+    e, scores = run.trainer.games, run.scores
+    lr = learning_rate(run.config, e - 1)
+    speed = run.fitted / seconds
+    writer.add_scalar("losses/loss", scores["train_loss"], e)
+    for key, value in scores.items():
+        if key.startswith("held_out_loss_"):
+            writer.add_scalar(f"losses/{key}", value, e)
+    writer.add_scalar("losses/held_out_loss", scores["loss"], e)
+    writer.add_scalar("charts/equity_error", scores["equity_error"], e)
+    writer.add_scalar("charts/teacher_0ply_error", scores["teacher_0ply_error"], e)
+    writer.add_scalar("charts/choice_cost", scores["choice_cost"], e)
+    writer.add_scalar("charts/teacher_0ply_cost", scores["teacher_0ply_cost"], e)
+    writer.add_scalar("charts/labels_per_s", speed, e)
+    writer.add_scalar("charts/learning_rate", lr, e)
+    return (
+        f"loss {scores['train_loss']:.6f}, held out {scores['loss']:.6f}, held-out "
+        f"|equity error| {scores['equity_error']:.4f} (teacher 0-ply "
+        f"{scores['teacher_0ply_error']:.4f}), choice cost {scores['choice_cost']:.5f} "
+        f"(teacher 0-ply {scores['teacher_0ply_cost']:.5f}), {speed:.0f} labels/s, lr {lr:.3g}"
+    )
+
+
+def is_best_fit(record: RunRecord, scores: dict[str, float]) -> bool:
+    """Whether an epoch's held-out loss (its training loss when nothing is held out) is
+    the lowest so far, kept (negated, higher is better) as the record's best."""
+    loss = scores["loss"] if math.isfinite(scores["loss"]) else scores["train_loss"]
+    is_best = record.best is None or -loss > record.best
+    record.best = -loss if is_best else record.best
+    return is_best
+
+
+def distill(record: RunRecord, run: Distillation, writer: Any) -> int:
+    """The loop of a distillation run: fit an epoch, log it, evaluate, checkpoint, until
+    `distill.epochs` are done or a signal stops it (its exit status: 0, or 128 + the
+    signal). The best checkpoint is the evaluation's best when `eval.every` is set, else
+    the one of the lowest held-out loss."""
+    cfg, trainer = record.cfg, run.trainer
+    epochs = run.config.epochs
+    state = run.state()
+    stop, handlers = StopSignal.install("epoch")
+    try:
+        while trainer.games < epochs and stop.by is None:
+            state = run.state()  # what a second Ctrl-C saves: the start of this epoch
+            started = time.perf_counter()
+            run.epoch()
+            seconds = time.perf_counter() - started
+            e = trainer.games
+            line = f"epoch {e}/{epochs}: {log_epoch(writer, run, seconds)}"
+            if not cfg.eval.every:
+                is_best = is_best_fit(record, run.scores)
+            elif e % cfg.eval.every == 0 or e >= epochs:
+                is_best = evaluate(record, trainer, writer)
+                postfix = report(trainer.game, record.latest_eval, cfg).postfix
+                line += "".join(f", {key} {value}" for key, value in postfix.items())
+            else:
+                is_best = False
+            print(line + (" (best)" if is_best else ""), flush=True)
+            if is_best or e % cfg.checkpoint_every == 0 or e >= epochs:
+                record.save(run.state(), is_best)
+        if stop.by is not None:
+            state = run.state()  # the epoch is complete
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        return stop.save(record, state, handlers)
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def run_distillation(
+    args: argparse.Namespace, cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, game: Game
+) -> int:
+    """A distillation run: its labels and trainer (fresh from `init_from`, or resumed with
+    its shuffling generator), the loop, the logs closed."""
+    run = distillation(cfg, game)
+    for stale in ckdir.remove_stale():
+        print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
+    if args.resume:
+        record = resume(cfg, ckdir, run.trainer, run.students)
+    else:
+        record = start_fresh(cfg, ckdir, run.trainer)
+        note_teacher(cfg, run.source)
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(record.run_dir), purge_step=run.trainer.games or None)
+    writer.add_text("config", format_table(cfg), run.trainer.games)
+    network = run.trainer.game.net.describe()
+    if isinstance(run.trainer, SetTrainer):
+        network = run.trainer.network_set(to_dict(cfg)).describe()
+    writer.add_text("network", network, run.trainer.games)
+    try:
+        status = distill(record, run, writer)
+    finally:
+        writer.close()
+    if status:
+        return status
+    print(
+        f"done: {run.trainer.games} epochs; checkpoints in {ckdir.directory}, "
+        f"logs in {record.run_dir}"
+    )
     return 0
 
 
@@ -432,6 +732,8 @@ def run(args: argparse.Namespace) -> int:
     ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
     game = make_game(cfg)
     check_opponents(cfg)
+    if cfg.distilling:
+        return run_distillation(args, cfg, ckdir, game)
     local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
     for stale in ckdir.remove_stale():
         print(f"removed {stale}, left by a write that was killed", file=sys.stderr)

@@ -71,11 +71,16 @@ class Backgammon:
         self, model: torch.nn.Module, config: EvalConfig, run: dict[str, Any]
     ) -> dict[str, Any]:
         """Cubeless money games of the 0-ply player against each opponent."""
+        evaluator = Evaluator(self.net, weights_from_model(model), self.variant, run)
+        return self.evaluate_network(evaluator, config)
+
+    def evaluate_network(self, evaluator: Any, config: EvalConfig) -> dict[str, Any]:
+        """`evaluate`'s games (and judged plays) for any evaluator: a network's, or a
+        `vrhcaby.nn.netset.NetworkSet`."""
         from agents import load_agent
         from agents.td import TDAgent
         from vrhcaby.play.tournament import PairSettings, play_pair
 
-        evaluator = Evaluator(self.net, weights_from_model(model), self.variant, run)
         # Cubeless evaluation: no cube, and no resignations that would cut games short.
         me = TDAgent(evaluator, plies=0, name="td-training", cube_aware=False)
         results = {}

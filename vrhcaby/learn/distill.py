@@ -16,14 +16,17 @@ the agents rank plays by.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 import engine
+from engine.classify import NAMES
 from vrhcaby.equity.outcomes import equity
 from vrhcaby.learn.labels import Shard
 from vrhcaby.nn.lawful import obey_rules
@@ -67,6 +70,10 @@ class DistillConfig:
             raise ValueError(f"need 0 < lr_end <= lr, got {self.lr_end}, {self.lr}")
         if self.holdout_every < 0 or self.equity_weight < 0 or self.rank_weight < 0:
             raise ValueError("holdout_every, equity_weight and rank_weight must be 0 or more")
+        for name in self.classes:
+            if name not in NAMES:
+                known = ", ".join(dict.fromkeys(NAMES))
+                raise ValueError(f"unknown distill class {name!r:.40} (known: {known})")
 
 
 @dataclass(frozen=True)
@@ -95,11 +102,40 @@ def shard_files(folders: Sequence[str | Path]) -> list[Path]:
     """The shard files of label runs, in order; a ValueError naming a folder without any."""
     files = []
     for folder in folders:
+        if not Path(folder).is_dir():
+            raise ValueError(f"label folder {folder} not found")
         found = sorted(Path(folder).glob("shard-*.npz"))
         if not found:
             raise ValueError(f"no label shards in {folder}")
         files += found
     return files
+
+
+#: What a shard's label config (`vrhcaby.learn.labels.LabelConfig`) says of its targets:
+#: shards that differ in these label different things and are not fitted together.
+TARGET_KEYS = ("teacher", "plies")
+
+
+def label_source(files: Sequence[Path]) -> dict[str, Any]:
+    """The teacher and search depth (`TARGET_KEYS`) that every shard of `files` was
+    labelled by; a ValueError naming a file that is not a shard, or two that differ."""
+    source: dict[str, Any] | None = None
+    first = None
+    for file in files:
+        try:
+            config = Shard.meta(file)["config"]
+            found = {key: config[key] for key in TARGET_KEYS}
+        except (OSError, KeyError, TypeError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{file}: not a label shard ({type(exc).__name__})") from None
+        if source is None:
+            source, first = found, file
+        elif found != source:
+            key = next(k for k in TARGET_KEYS if found[k] != source[k])
+            raise ValueError(
+                f"label shards with different {key}: {first} has {source[key]!r:.60}, "
+                f"{file} has {found[key]!r:.60}"
+            )
+    return source or {}
 
 
 def load_labels(
@@ -126,7 +162,7 @@ def _label_set(shards: list[Shard], net: NetConfig, config: DistillConfig) -> La
         after, target = np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32)
         zero, decision = target, np.zeros(0, np.int64)
     if config.classes and len(after):
-        keep = np.isin(engine.classify_boards(after), config.classes)
+        keep = np.isin(np.asarray(NAMES)[engine.classify_boards(after)], config.classes)
         after, target, zero, decision = after[keep], target[keep], zero[keep], decision[keep]
     decided = obey_rules(after, np.full((len(after), 5), np.nan, np.float32))
     return LabelSet(

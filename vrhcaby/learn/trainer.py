@@ -131,16 +131,8 @@ class Trainer:
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Everything needed to continue exactly: arrays and a JSON-able document."""
         arrays = self.weights()
-        optim = self.optimizer.state_dict()
-        optim_meta: dict[str, Any] = {"param_groups": optim["param_groups"], "state": {}}
-        for idx, entry in optim["state"].items():
-            optim_meta["state"][str(idx)] = {}
-            for key, value in entry.items():
-                if torch.is_tensor(value) and value.ndim > 0:
-                    arrays[f"optim/{idx}/{key}"] = value.detach().cpu().numpy().copy()
-                    optim_meta["state"][str(idx)][key] = "array"
-                else:
-                    optim_meta["state"][str(idx)][key] = float(value)
+        optim_arrays, optim_meta = optimizer_state(self.optimizer)
+        arrays.update(optim_arrays)
         arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
         meta = {
             "game": self.game.name,
@@ -217,16 +209,42 @@ class Trainer:
                 if k.startswith("model/")
             }
         )
-        optim_meta = meta["optimizer"]
-        state: dict[int, dict[str, Any]] = {}
-        for idx, entry in optim_meta["state"].items():
-            state[int(idx)] = {
-                key: torch.from_numpy(arrays[f"optim/{idx}/{key}"]).to(self.device)
-                if kind == "array"
-                else torch.tensor(kind)
-                for key, kind in entry.items()
-            }
-        self.optimizer.load_state_dict({"state": state, "param_groups": optim_meta["param_groups"]})
+        load_optimizer_state(self.optimizer, arrays, meta["optimizer"], self.device)
         torch.set_rng_state(torch.from_numpy(arrays["rng/torch"]))
         self.rng.bit_generator.state = meta["rng"]
         self.games = int(meta["games"])
+
+
+def optimizer_state(optimizer: torch.optim.Optimizer) -> tuple[dict[str, np.ndarray], dict]:
+    """An optimizer's state for a checkpoint: its tensors as arrays ``optim/<param>/<key>``
+    and a JSON-able document of the rest (`load_optimizer_state` restores it)."""
+    arrays = {}
+    optim = optimizer.state_dict()
+    optim_meta: dict[str, Any] = {"param_groups": optim["param_groups"], "state": {}}
+    for idx, entry in optim["state"].items():
+        optim_meta["state"][str(idx)] = {}
+        for key, value in entry.items():
+            if torch.is_tensor(value) and value.ndim > 0:
+                arrays[f"optim/{idx}/{key}"] = value.detach().cpu().numpy().copy()
+                optim_meta["state"][str(idx)][key] = "array"
+            else:
+                optim_meta["state"][str(idx)][key] = float(value)
+    return arrays, optim_meta
+
+
+def load_optimizer_state(
+    optimizer: torch.optim.Optimizer,
+    arrays: dict[str, np.ndarray],
+    optim_meta: dict[str, Any],
+    device: torch.device,
+) -> None:
+    """Restore what `optimizer_state` saved (its arrays among `arrays`)."""
+    state: dict[int, dict[str, Any]] = {}
+    for idx, entry in optim_meta["state"].items():
+        state[int(idx)] = {
+            key: torch.from_numpy(arrays[f"optim/{idx}/{key}"]).to(device)
+            if kind == "array"
+            else torch.tensor(kind)
+            for key, kind in entry.items()
+        }
+    optimizer.load_state_dict({"state": state, "param_groups": optim_meta["param_groups"]})

@@ -91,9 +91,9 @@ def load(
     `game` ("backgammon" or "sixdice"): a network of that game, its description of the
     right types and its weights (2-D, each with its bias, layer widths chaining and
     agreeing with the description). With `sets` a backgammon network set (see the
-    module) passes too, each of its classes checked so. With `training`: a network of the
-    game it says it learnt (or `game`), and the optimizer, the RNG states and the games
-    played, all `--resume` needs. Anything else is a `CheckpointError`,
+    module) passes too, each of its classes checked so. With `training`: a network (or with
+    `sets` a set) of the game it says it learnt (or `game`), and the optimizer, the RNG
+    states and the games played, all `--resume` needs. Anything else is a `CheckpointError`,
     one line naming the file and what is wrong.
     """
     path = Path(path)
@@ -112,7 +112,8 @@ def load(
     try:
         _check_arrays(arrays)
         _check_meta(meta)
-        if is_set(meta) and sets and game == "backgammon" and not training:
+        learnt = game or meta.get("game", "backgammon")
+        if is_set(meta) and sets and learnt == "backgammon" and (game or training):
             _check_set(arrays, meta)
         elif game is not None or training:
             _check_network(arrays, meta, game or meta.get("game", "backgammon"))
@@ -338,6 +339,8 @@ def _check_training(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None
     torch_rng = arrays.get("rng/torch")
     if torch_rng is None or torch_rng.dtype != np.uint8 or torch_rng.ndim != 1:
         raise CheckpointError("lacks the torch RNG state (rng/torch, 1-D bytes)")
+    if is_set(meta):  # a set is fitted to labels (`vrhcaby train`'s distillation): no dice
+        return
     rng = meta.get("rng")
     if not (isinstance(rng, dict) and isinstance(rng.get("bit_generator"), str)):
         raise CheckpointError("lacks the dice RNG state (meta entry 'rng')")
@@ -375,15 +378,17 @@ class CheckpointDir:
         snaps = self.snapshots()
         return snaps[-1] if snaps else None
 
-    def latest_sound(self) -> tuple[Path, dict[str, np.ndarray], dict[str, Any], list[str]]:
-        """The newest numbered checkpoint that `load` accepts as a training checkpoint:
-        its path, arrays and meta, and one line per newer one skipped (a crash or a full
-        disk can spoil a file that was renamed into place). CheckpointError if there is
-        none, naming what was wrong with each."""
+    def latest_sound(
+        self, sets: bool = False
+    ) -> tuple[Path, dict[str, np.ndarray], dict[str, Any], list[str]]:
+        """The newest numbered checkpoint that `load` accepts as a training checkpoint (of
+        a network set too with `sets`): its path, arrays and meta, and one line per newer
+        one skipped (a crash or a full disk can spoil a file that was renamed into place).
+        CheckpointError if there is none, naming what was wrong with each."""
         skipped = []
         for path in reversed(self.snapshots()):
             try:
-                arrays, meta = load(path, training=True)
+                arrays, meta = load(path, training=True, sets=sets)
             except CheckpointError as exc:
                 skipped.append(str(exc))
                 continue
