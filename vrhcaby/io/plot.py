@@ -55,3 +55,60 @@ def heatmap_svg(names: list[str], table: np.ndarray, title: str) -> str:
                 )
     out.append("</svg>")
     return "\n".join(out)
+
+
+def points_svg(
+    labels: list[str],
+    values: list[float],
+    errors: list[float],
+    references: dict[str, float],
+    title: str,
+    unit: str,
+) -> str:
+    """Values with ±error bars at evenly spaced labels (a line through them), and
+    `references` as dashed horizontal lines named at their right end; the y axis from 0."""
+    width, height, left, top, bottom = 560, 300, 70, 40, 50
+    right = 150
+    top_value = max(
+        [v + e for v, e in zip(values, errors, strict=True)] + list(references.values())
+    )
+    scale = (height - top - bottom) / (1.15 * top_value if top_value > 0 else 1.0)
+
+    def y(v: float) -> float:
+        return height - bottom - v * scale
+
+    step = (width - left - right) / max(len(values) - 1, 1)
+    xs = [left + 20 + i * step * 0.9 for i in range(len(values))]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'font-family="sans-serif" font-size="12">',
+        f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>',
+        f'<line x1="{left}" y1="{y(0)}" x2="{width - right + 20}" y2="{y(0)}" stroke="black"/>',
+        f'<line x1="{left}" y1="{y(0)}" x2="{left}" y2="{top}" stroke="black"/>',
+        f'<text x="15" y="{(top + height - bottom) / 2}" transform="rotate(-90 15 '
+        f'{(top + height - bottom) / 2})" text-anchor="middle">{escape(unit)}</text>',
+    ]
+    for k in range(5):
+        v = top_value * 1.15 * k / 4
+        out.append(
+            f'<text x="{left - 5}" y="{y(v) + 4}" text-anchor="end">{v:.4f}</text>'
+            f'<line x1="{left - 3}" y1="{y(v)}" x2="{left}" y2="{y(v)}" stroke="black"/>'
+        )
+    for name, v in references.items():
+        out.append(
+            f'<line x1="{left}" y1="{y(v)}" x2="{width - right + 20}" y2="{y(v)}" '
+            'stroke="grey" stroke-dasharray="5,4"/>'
+            f'<text x="{width - right + 25}" y="{y(v) + 4}">{escape(name)}</text>'
+        )
+    path = " ".join(f"{x:.1f},{y(v):.1f}" for x, v in zip(xs, values, strict=True))
+    out.append(f'<polyline points="{path}" fill="none" stroke="steelblue" stroke-width="2"/>')
+    for x, v, e, label in zip(xs, values, errors, labels, strict=True):
+        out.append(
+            f'<line x1="{x:.1f}" y1="{y(v - e):.1f}" x2="{x:.1f}" y2="{y(v + e):.1f}" '
+            'stroke="steelblue"/>'
+            f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="4" fill="steelblue"/>'
+            f'<text x="{x:.1f}" y="{height - bottom + 18}" text-anchor="middle">'
+            f"{escape(label)}</text>"
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
