@@ -159,3 +159,26 @@ def test_hint_at_one_ply_pruned_and_not(capsys, monkeypatch):
     deep = [p for p, m in plain.items() if m["plies"] == 1]
     assert deep and all(pruned[p]["plies"] == 1 for p in deep)
     assert max(abs(pruned[p]["equity"] - plain[p]["equity"]) for p in deep) < 0.02
+
+
+def test_a_full_network_is_no_pruning_network():
+    with pytest.raises(ValueError, match="td-best.pt: a pruning network has one hidden layer"):
+        PruningNet.load(CHECKPOINTS / "td-best.pt")
+
+
+def test_fitting_a_pruning_network(tmp_path):
+    """`vrhcaby.learn.prune` end to end, tiny: labels from the teacher, a fit that learns
+    (its error within a roll on held-out rolls well below the untrained network's), a
+    checkpoint the search loads."""
+    pytest.importorskip("torch")
+    from vrhcaby.learn import prune
+
+    after, targets, rolls = prune.pruning_data("td:td-80", 1, 4000, 0)
+    assert len(after) >= 4000 and np.all(np.diff(rolls) >= 0)
+    _, untrained = prune.fit(after, targets, rolls, hidden=8, epochs=0, seed=0, batch=128)
+    model, error = prune.fit(after, targets, rolls, hidden=8, epochs=10, seed=0, batch=128)
+    assert error < 0.7 * untrained
+    ranker = PruningNet.load(prune.save(tmp_path / "p.pt", model, 8, {"teacher": "td-80"}))
+    roots = after[:3, ::-1]  # any boards will do
+    a, parent = engine.batch_afterstates(roots, np.tile([[3, 1]], (3, 1)))
+    assert np.isfinite(ranker.scores(roots, a, parent)).all()

@@ -7,7 +7,7 @@ probabilities after the play (W, W(g), W(bg), L(g), L(bg)) for the side that pla
 Equities are cubeful (Janowski; per unit of the cube, EMG in a match) unless `--cubeless`.
 At 1 and 2 plies the search is pruned (`td?prune=on`: each roll's replies pre-ranked by a
 small pruning network, `agents.search.Pruner`) unless the agent spec says otherwise or
-`--no-prune` is given: several times faster, and its plays judged as good (docs/benchmarks.md).
+`--no-prune` is given: 2.5-4 times as fast, its plays judged as good (docs/benchmarks.md).
 
 The helpers here (the position, match and agent options) are shared by `cube` and `eval`.
 Only the torch-free numpy evaluator is loaded, so a 0-ply answer comes fast.
