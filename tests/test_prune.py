@@ -162,7 +162,7 @@ def test_hint_at_one_ply_pruned_and_not(capsys, monkeypatch):
 
 
 def test_a_full_network_is_no_pruning_network():
-    with pytest.raises(ValueError, match="td-best.pt: a pruning network has one hidden layer"):
+    with pytest.raises(ValueError, match=r"td-best\.pt: a pruning network has one hidden layer"):
         PruningNet.load(CHECKPOINTS / "td-best.pt")
 
 
