@@ -9,7 +9,9 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
 ``pubeval``                     Tesauro's public benchmark evaluator
 ``td[:PATH][?plies=P&filter=A,B]`` a trained network (default ``checkpoints/td-best.pt``)
                                 with P-ply look-ahead (0, 1, 2) and move filters A, B;
-                                PATH may name a shipped one (``td:td-contact``)
+                                PATH may name a shipped one (``td:td-contact``);
+                                ``&prune=on|off|K`` prunes the search's replies
+                                (`agents.td`)
 ``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
 ==============================  ==========================================================
 
@@ -29,7 +31,7 @@ _OPTIONS = {
     "random": {"seed"},
     "heuristic": set(),
     "pubeval": set(),
-    "td": {"plies", "filter"},
+    "td": {"plies", "filter", "prune"},
     "gnubg": {"plies"},
 }
 
@@ -62,6 +64,20 @@ def _int(spec: str, key: str, value: str) -> int:
         raise ValueError(f"option {key}={value!r} of {spec!r} is not an integer") from None
 
 
+def _prune(spec: str, options: dict[str, str]) -> int | None:
+    """Replies kept per roll by option `prune` (off: None; on: the default), checked."""
+    from agents.search import Pruner
+
+    value = options.get("prune", "off")
+    if value in ("off", "on"):
+        return Pruner.keep if value == "on" else None
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(
+            f"option prune={value!r} of {spec!r} is on, off or the replies kept per roll (1+)"
+        )
+    return int(value)
+
+
 def load_agent(spec: str) -> Agent:
     """The agent a spec names; ValueError (one line) for an unknown or unusable spec."""
     name, path, options = parse_spec(spec)
@@ -89,7 +105,7 @@ def load_agent(spec: str) -> Agent:
         if len(parts) != 2:
             raise ValueError(f"option filter of {spec!r} is two sizes, like filter=8,3")
         filt = (_int(spec, "filter", parts[0]), _int(spec, "filter", parts[1]))
-        agent = load_td(path, plies=plies, filter=filt)
+        agent = load_td(path, plies=plies, filter=filt, prune=_prune(spec, options))
     else:
         from agents.gnubg import GnubgAgent
 

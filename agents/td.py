@@ -1,9 +1,10 @@
 """The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
 
-Spec `td[:PATH][?plies=0|1|2&filter=K0,K1]`. The evaluator (from `vrhcaby.nn.net.load_evaluator`,
-or any `agents.search.ValueFunction`, with `.variant`) gives, for each
-afterstate (mover in row 1, opponent to roll), P(win), P(win gammon), P(win backgammon),
-P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equity.
+Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K]`. The evaluator (from
+`vrhcaby.nn.net.load_evaluator`, or any `agents.search.ValueFunction`, with `.variant`)
+gives, for each afterstate (mover in row 1, opponent to roll), P(win), P(win gammon),
+P(win backgammon), P(lose gammon), P(lose backgammon); the agent turns them into cubeless
+money equity.
 
 * 0-ply plays the candidate of highest equity: cubeless money equity, or, given the game's
   `GameContext` with a live cube or a match, the cubeful equity (money) or EMG (match)
@@ -14,6 +15,10 @@ P(lose gammon), P(lose backgammon); the agent turns them into cubeless money equ
   the position as it is, the turn passing back.
 * Move filters prune between plies: the best `K0` candidates by 0-ply go on to 1-ply,
   the best `K1` of those by 1-ply to 2-ply (defaults 8 and 3).
+* Pruning (`prune=on`, or `prune=K`; off by default) speeds up the reply choice inside
+  the search: each roll's replies are ranked by a small pruning network fitted to the
+  full one (`agents.search.Pruner`, `load_pruner`) and only its best K (default
+  `agents.search.Pruner.keep`) are valued by the full network, which picks among them.
 The search is `agents.search`'s (`filtered_search`, `ply_probabilities`), the one `vrhcaby
 hint` ranks with; every evaluation of one ply, for all candidates and all boards of a
 batch, is one call of the evaluator.
@@ -68,6 +73,10 @@ CHECKPOINTS = _shipped_networks()
 #: The network `td` alone loads: the project's shipped network, found beside the code
 #: whatever the working directory.
 SHIPPED = CHECKPOINTS / "td-best.pt"
+#: The pruning network of a network that has none of its own (`pruner_file`): fitted to
+#: `td-best.pt` (`vrhcaby.learn.prune`); ranking a roll's replies is about backgammon more
+#: than about one network, and the full network still picks among those it keeps.
+DEFAULT_PRUNER = CHECKPOINTS / "prune" / "td-best.pt"
 
 
 class TDAgent(AfterstateAgent):
@@ -90,6 +99,7 @@ class TDAgent(AfterstateAgent):
         efficiency: Efficiency = GNUBG_EFFICIENCY,
         beavers: bool = False,
         cube_aware: bool = True,
+        prune: search.Pruner | None = None,
     ) -> None:
         for what, n in (("plies", plies), ("cube_plies", cube_plies)):
             if n not in (0, 1, 2):
@@ -106,6 +116,8 @@ class TDAgent(AfterstateAgent):
         #: False: never double or resign, always take (as a cubeless agent), so cubeless
         #: evaluation games skip the per-turn pre-roll evaluation.
         self.cube_aware = cube_aware
+        #: The pruning of the search's reply choice (None: every reply valued in full).
+        self.prune = prune
 
     @property  # per network, where the base class's is a class attribute
     def acey_deucey(self) -> bool:  # type: ignore[override]
@@ -170,7 +182,9 @@ class TDAgent(AfterstateAgent):
         """The n-ply five probabilities (N, 5) of each afterstate for its mover (row 1)
         (`agents.search.ply_probabilities`; `roots[parent]` may name the boards the
         afterstates were played from, which an incremental evaluator uses)."""
-        return search.ply_probabilities(self.evaluator, afterstates, plies, roots, parent)
+        return search.ply_probabilities(
+            self.evaluator, afterstates, plies, roots, parent, prune=self.prune
+        )
 
     def value(
         self,
@@ -247,7 +261,14 @@ class TDAgent(AfterstateAgent):
         cubeful equity of `vrhcaby hint` in that game's cube and match."""
         rank = _Ranking(afterstates, parent, contexts, self.efficiency)
         found = search.filtered_search(
-            self.evaluator, afterstates, parent, boards, self.plies, self.filter, rank
+            self.evaluator,
+            afterstates,
+            parent,
+            boards,
+            self.plies,
+            self.filter,
+            rank,
+            prune=self.prune,
         )
         return np.where(found.plies == self.plies, found.values, -np.inf)
 
@@ -356,9 +377,29 @@ def find_checkpoint(path: str) -> Path:
     raise CheckpointError(f"{path}: checkpoint not found (shipped networks: {names})")
 
 
-def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) -> TDAgent:
+def pruner_file(network: Path) -> Path:
+    """The pruning network of checkpoint `DIR/NAME.pt`: `DIR/prune/NAME.pt` if there is
+    one, else `DEFAULT_PRUNER`."""
+    own = network.parent / "prune" / network.name
+    return own if own.is_file() else DEFAULT_PRUNER
+
+
+def load_pruner(network: Path, keep: int = search.Pruner.keep) -> search.Pruner:
+    """The `agents.search.Pruner` of checkpoint `network` (`pruner_file`), keeping `keep`
+    replies per roll; CheckpointError if its file is missing or unsound."""
+    from vrhcaby.nn.prune import PruningNet
+
+    return search.Pruner(PruningNet.load(pruner_file(network)), keep)
+
+
+def load_td(
+    path: str | None,
+    plies: int = 0,
+    filter: tuple[int, int] = (8, 3),
+    prune: int | None = None,
+) -> TDAgent:
     """The agent for spec `td[:PATH]`: the network at `path` (see `find_checkpoint`), or
-    the shipped one."""
+    the shipped one; `prune` replies kept per roll by its pruner (None: no pruning)."""
     file = find_checkpoint(path) if path else SHIPPED
     if not path and not file.is_file():
         raise ValueError(
@@ -377,6 +418,12 @@ def load_td(path: str | None, plies: int = 0, filter: tuple[int, int] = (8, 3)) 
         raise  # it names the file and what is wrong
     except (OSError, ValueError) as exc:
         raise ValueError(f"td: cannot load {str(file)!r}: {exc}") from None
-    if plies and getattr(evaluator, "variant", "standard") == ACEY_DEUCEY:
-        raise ValueError(f"{spec}: acey-deucey networks play at 0 plies only (no plies={plies})")
-    return TDAgent(evaluator, plies=plies, filter=filter, name=spec)
+    if getattr(evaluator, "variant", "standard") == ACEY_DEUCEY:
+        if plies:
+            raise ValueError(
+                f"{spec}: acey-deucey networks play at 0 plies only (no plies={plies})"
+            )
+        if prune is not None:
+            raise ValueError(f"{spec}: acey-deucey networks have no search to prune")
+    pruner = None if prune is None else load_pruner(file, prune)
+    return TDAgent(evaluator, plies=plies, filter=filter, name=spec, prune=pruner)

@@ -107,7 +107,14 @@ def candidate_plays(
 
     parent = np.zeros(len(plays), dtype=np.int64)
     found = search.filtered_search(
-        agent.evaluator, after, parent, position.board[None], depth, agent.filter, rank
+        agent.evaluator,
+        after,
+        parent,
+        position.board[None],
+        depth,
+        agent.filter,
+        rank,
+        prune=agent.prune,
     )
     reached = found.plies
     order = sorted(range(len(plays)), key=lambda i: (-reached[i], -values[i][0]))

@@ -5,6 +5,9 @@ be left out when the Match ID or XGID holds the roll. Each candidate shows its r
 play, how deep it was evaluated, its equity and the difference from the best, and the five
 probabilities after the play (W, W(g), W(bg), L(g), L(bg)) for the side that plays it.
 Equities are cubeful (Janowski; per unit of the cube, EMG in a match) unless `--cubeless`.
+At 1 and 2 plies the search is pruned (`td?prune=on`: each roll's replies pre-ranked by a
+small pruning network, `agents.search.Pruner`) unless the agent spec says otherwise or
+`--no-prune` is given: 2.5-4 times as fast, its plays judged as good (docs/benchmarks.md).
 
 The helpers here (the position, match and agent options) are shared by `cube` and `eval`.
 Only the torch-free numpy evaluator is loaded, so a 0-ply answer comes fast.
@@ -21,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import engine
-from agents import load_agent
+from agents import load_agent, parse_spec
 from agents.base import GameContext
 from engine.formats import is_xgid
 from engine.play import parse_dice
@@ -176,6 +179,12 @@ def register(subparsers) -> None:
         "--cubeless", action="store_true", help="rank by cubeless equity (what the agent plays)"
     )
     parser.add_argument(
+        "--no-prune",
+        action="store_true",
+        help="value every reply in the search with the full network (slower; default: "
+        "the agent's prune option, else on)",
+    )
+    parser.add_argument(
         "--variant",
         default="standard",
         help="rule variant (default: standard); acey-deucey ranks whole turns, 1-2 bonus "
@@ -194,6 +203,24 @@ def _dice(args: argparse.Namespace, state) -> tuple[int, int]:
     raise ValueError("give the dice (e.g. 31): the position does not hold a roll")
 
 
+def pruned_spec(spec: str, plies: int | None, no_prune: bool) -> str:
+    """The agent spec hint uses: `spec` with ``prune=on`` added for a td agent searching
+    1 or 2 plies whose spec does not set prune, unless `no_prune`; with `no_prune`, a
+    spec that asks for pruning is an error (they contradict each other)."""
+    name, _, options = parse_spec(spec)
+    if name != "td":
+        return spec
+    if no_prune:
+        if options.get("prune", "off") != "off":
+            raise ValueError(f"--no-prune contradicts the agent spec {spec!r}")
+        return spec
+    given = options.get("plies", "0")  # a malformed one is load_agent's to report
+    depth = plies if plies is not None else (int(given) if given.isdigit() else 0)
+    if depth == 0 or "prune" in options:
+        return spec
+    return f"{spec.strip()}{'&' if '?' in spec else '?'}prune=on"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.candidates < 1:
         raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
@@ -203,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     rules = read_rules(args, state)
     ctx = read_context(args, board, state, rules)
     dice = _dice(args, state)
-    agent = load_analysis_agent(args.agent)
+    agent = load_analysis_agent(pruned_spec(args.agent, args.plies, args.no_prune))
     ranked = analysis.candidate_plays(
         agent,
         board,
