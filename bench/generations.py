@@ -45,7 +45,7 @@ def main() -> int:
     rows = []
     print(f"{'generation':10s} {'cost/decision':>17s} {'paired to gen0':>19s} core-hours  recipe")
     for name, spec, recipe, hours in GENERATIONS:
-        cost = judged.cost(load_agent(spec).choose_boards(judged.boards, judged.dice))
+        cost = judged.cost(judged.choose(load_agent(spec)))
         first = cost if first is None else first
         diff = cost - first
         row = {
@@ -65,7 +65,7 @@ def main() -> int:
         )
     references = {}
     for label, spec in REFERENCES.items():
-        cost = judged.cost(load_agent(spec).choose_boards(judged.boards, judged.dice))
+        cost = judged.cost(judged.choose(load_agent(spec)))
         references[label] = float(cost.mean())
         print(f"{label:10s} {cost.mean():.5f} ± {cost.std() / np.sqrt(len(cost)):.5f}")
     docs = ROOT / "docs"

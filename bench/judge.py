@@ -115,7 +115,7 @@ def judge_agents(judged: Judged, specs: list[str]) -> list[dict]:
     results = []
     for spec, agent in zip(specs, agents, strict=True):
         t = time.perf_counter()
-        cost = judged.cost(agent.choose_boards(judged.boards, judged.dice))
+        cost = judged.cost(judged.choose(agent))
         seconds = time.perf_counter() - t
         first = cost if first is None else first
         diff = cost - first

@@ -178,7 +178,17 @@ class Judged:
 
     def play(self, agent) -> MoveCost:
         """The cost of an agent's plays (anything with `choose_boards(boards, dice)`)."""
-        return self.move_cost(agent.choose_boards(self.boards, self.dice))
+        return self.move_cost(self.choose(agent))
+
+    def choose(self, agent, chunk: int = 200) -> np.ndarray:
+        """The agent's chosen afterstate of each position, asked `chunk` positions at a
+        time (a 2-ply search of thousands at once would hold gigabytes)."""
+        return np.concatenate(
+            [
+                agent.choose_boards(self.boards[s : s + chunk], self.dice[s : s + chunk])
+                for s in range(0, len(self.boards), chunk)
+            ]
+        )
 
 
 def recorded_positions(
