@@ -7,7 +7,7 @@ play scored once by GNU Backgammon 2-ply and kept on disk, judged in seconds.
 The set (`data/judge/gnubg-2ply.npz`, made by `--build`) holds decisions from three
 sources, `--per-source` each (default 800: 560 contact or crashed, 240 race or bear-off,
 drawn at random from the turns with a choice of `--games` games): GNU Backgammon 0-ply
-self-play, the shipped `td` against pubeval, and `td` self-play (cubeless money,
+self-play, `td-best.pt` against pubeval, and `td-best.pt` self-play (cubeless money,
 mirrored dice, `--seed`). Every legal play of every decision is valued by
 `gnubg_nn.probabilities(board, 2)` (cubeless money equity, about 50 ms a play on one
 core: some 40 minutes for the whole set). `--build` is resumable: it scores the set in
@@ -42,8 +42,8 @@ DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-2ply.npz"
 #: Where each source's games come from: (name, agent spec, opponent spec).
 SOURCES = (
     ("gnubg-selfplay", "gnubg?plies=0", "gnubg?plies=0"),
-    ("td-vs-pubeval", "td", "pubeval"),
-    ("td-selfplay", "td", "td"),
+    ("td-vs-pubeval", "td:td-best", "pubeval"),
+    ("td-selfplay", "td:td-best", "td:td-best"),
 )
 PART = 100
 RACE = ("race", "bearoff")
