@@ -28,15 +28,16 @@ from vrhcaby.play.judge import Judged  # noqa: E402
 
 #: (name, agent spec, recipe, core-hours to make it from the generation before).
 GENERATIONS = (
-    ("gen0", "td", "configs/recipes/full-rich.toml + full-rich-extend.toml (TD)", 2.3),
+    ("gen0", "td:td-best", "configs/recipes/full-rich.toml + full-rich-extend.toml (TD)", 2.3),
     (
         "gen1",
         "td:td-gen1",
-        "configs/distill/gen1-labels.toml + gen1-fit.toml",
-        0.5,
+        "configs/distill/pilot1-labels.toml + gen1-labels.toml + gen1-fit.toml",
+        0.75,
     ),
+    ("gen2", "td:td-gen2", "configs/distill/gen2-labels.toml + gen2-fit.toml", 0.8),
 )
-REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "td 1-ply": "td?plies=1"}
+REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 
 
 def main() -> int:
