@@ -16,6 +16,7 @@ import os
 import pickle
 import shutil
 import signal
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import numpy as np
 import pytest
 
 import engine
-from agents.td import CHECKPOINTS, find_checkpoint
+from agents.td import CHECKPOINTS, find_checkpoint, load_pruner
 from engine.formats import position_ids
 from tests.reference import reference_afterstates
 from vrhcaby.base.config import load_config
@@ -423,10 +424,10 @@ def test_ctrl_c_keeps_the_shards_finished_and_a_rerun_continues(tmp_path, monkey
     finished are kept, and the same command makes the others."""
     real, here = label_command.make_shard, os.getpid()
 
-    def interrupted_at_shard_1(config, index, teacher, student=None):
+    def interrupted_at_shard_1(config, index, teacher, student=None, pruner=None):
         if index == 1:
             os.kill(here, signal.SIGINT)
-        return real(config, index, teacher, student)
+        return real(config, index, teacher, student, pruner)
 
     monkeypatch.setattr(label_command, "make_shard", interrupted_at_shard_1)
     code, out, err = label(*tiny(tmp_path / "a", "--jobs", str(jobs)))
@@ -471,3 +472,23 @@ def test_a_file_that_is_no_checkpoint_is_named(tmp_path):
     code, _, err = label(*tiny(tmp_path / "out"), "--set", f"teacher={json.dumps(str(bad))}")
     assert code == 2 and len(err.splitlines()) == 1 and str(bad) in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_pruned_teacher_keeping_every_reply_labels_as_the_unpruned_one(teacher, shard):
+    ranker = load_pruner(CHECKPOINTS / "td-80.pt").ranker
+    every = make_shard(replace(TINY, prune=1000), 0, teacher, pruner=ranker)
+    for name in ("after", "probabilities", "role"):
+        assert np.array_equal(getattr(every, name), getattr(shard, name)), name
+    some = make_shard(replace(TINY, prune=2), 0, teacher, pruner=ranker)
+    assert len(some.after) and ((some.probabilities >= 0) & (some.probabilities <= 1)).all()
+    with pytest.raises(ValueError, match="pruning network"):
+        make_shard(replace(TINY, prune=2), 0, teacher)
+
+
+def test_shards_made_before_a_setting_existed_count_as_made_with_its_default():
+    meta = json.loads(json.dumps(shard_meta(TINY, 0)))  # as a shard's file holds it
+    del meta["config"]["prune"]
+    assert config_difference(TINY, meta) is None
+    assert "prune = 0 in the shard, 3 in this run" in config_difference(
+        replace(TINY, prune=3), meta
+    )

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.search import ValueFunction
-from agents.td import find_checkpoint
+from agents.search import Ranker, ValueFunction
+from agents.td import find_checkpoint, load_pruner
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.common import StopSignals, UsageError, add_jobs_argument, add_ray_arguments
 from vrhcaby.learn.labels import (
@@ -107,6 +107,17 @@ def network(role: str, spec: str) -> ValueFunction:
     if variant != "standard":
         raise UsageError(f"{role} {spec!r} plays {variant}; the labels are of standard play")
     return evaluator
+
+
+def pruner(config: LabelConfig) -> Ranker | None:
+    """The teacher's pruning network (`agents.td.pruner_file`) when the run prunes; a
+    UsageError naming the file when it is missing or unsound."""
+    if not config.prune:
+        return None
+    try:
+        return load_pruner(find_checkpoint(config.teacher), config.prune).ranker
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"teacher {config.teacher!r}'s pruning network: {exc}") from None
 
 
 @dataclass
@@ -187,11 +198,13 @@ class ShardJob:
     config: LabelConfig
     teacher: ValueFunction
     student: ValueFunction | None
+    pruner: Ranker | None = None
+    """The teacher's pruning network, when the config prunes."""
 
     def make(self, index: int) -> tuple[int, Shard, float]:
         """Shard `index`, and the seconds it took."""
         start = time.perf_counter()
-        shard = make_shard(self.config, index, self.teacher, self.student)
+        shard = make_shard(self.config, index, self.teacher, self.student, self.pruner)
         return index, shard, time.perf_counter() - start
 
     def run(self, chunk: range) -> list[tuple[int, Shard, float]]:
@@ -272,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
     config = configure(args)
     teacher = network("teacher", config.teacher)
     student = network("student", config.student) if config.student else None
+    ranker = pruner(config)
     networks = {"teacher": file_digest(find_checkpoint(config.teacher))}
     if config.student:
         networks["student"] = file_digest(find_checkpoint(config.student))
@@ -304,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
                 raise KeyboardInterrupt
 
         try:
-            interrupted = make_shards(ShardJob(config, teacher, student), todo, args, keep)
+            interrupted = make_shards(ShardJob(config, teacher, student, ranker), todo, args, keep)
         finally:
             bar.close()
         seconds = time.perf_counter() - start

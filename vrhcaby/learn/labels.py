@@ -71,6 +71,9 @@ class LabelConfig:
     """The student's best plays by 0-ply labelled in each decision."""
     random_siblings: int = 1
     """Random legal plays labelled in each decision."""
+    prune: int = 0
+    """Replies kept per roll by the teacher's pruning network at every ply of its search
+    (`agents.search.Pruner`, about 2.5 times faster at 2 plies); 0: every reply valued."""
     seed: int = 1
     """The dice and choices of shard k come from the seed (seed, k)."""
     out_dir: str = "data/labels"
@@ -87,8 +90,8 @@ class LabelConfig:
         for key in ("sample", "keep_agreeing", "explore"):
             if not 0 <= getattr(self, key) <= 1:
                 raise ValueError(f"{key} must be between 0 and 1, got {getattr(self, key)}")
-        if self.student_top < 0 or self.random_siblings < 0 or self.seed < 0:
-            raise ValueError("student_top, random_siblings and seed must be 0 or more")
+        if self.student_top < 0 or self.random_siblings < 0 or self.seed < 0 or self.prune < 0:
+            raise ValueError("student_top, random_siblings, seed and prune must be 0 or more")
 
     @property
     def folder(self) -> Path:
@@ -273,10 +276,15 @@ def make_shard(
     index: int,
     teacher: ValueFunction,
     student: ValueFunction | None = None,
+    pruner: search.Ranker | None = None,
 ) -> Shard:
     """The labels of shard `index` of the run `config` (deterministic in the config and
     the index): `config.games_per_shard` games of the student's self-play (default: the
-    teacher's network), the drawn decisions labelled by the teacher's search."""
+    teacher's network), the drawn decisions labelled by the teacher's search (pruned by
+    the ranker `pruner`, the teacher's pruning network, when `config.prune` asks)."""
+    if config.prune and pruner is None:
+        raise ValueError("config.prune asks for the teacher's pruning network")
+    prune = search.Pruner(pruner, config.prune) if config.prune and pruner else None
     rng = np.random.default_rng([config.seed, index])
     teacher = Counted(teacher)
     d = self_play(student or teacher.inner, config.games_per_shard, config, rng)
@@ -286,7 +294,9 @@ def make_shard(
     else:
         zero = search.ply_probabilities(teacher, d.after, 0, d.boards, d.parent)
     # The teacher's 1-ply look at the best filter[0] plays by its 0-ply.
-    searched = search.filtered_search(teacher, d.after, d.parent, d.boards, 1, config.filter[:1])
+    searched = search.filtered_search(
+        teacher, d.after, d.parent, d.boards, 1, config.filter[:1], prune=prune
+    )
     one_ply = np.where(searched.plies == 1, searched.values, -np.inf)
     teacher_1 = search.best_rows(one_ply, d.parent, n)
     student_0 = search.best_rows(d.student, d.parent, n)
@@ -309,12 +319,14 @@ def make_shard(
     if config.plies == 2:
         p = np.empty((len(rows), 5))
         for s in range(0, len(rows), CHUNK):
-            p[s : s + CHUNK] = search.ply_probabilities(teacher, d.after[rows[s : s + CHUNK]], 2)
+            p[s : s + CHUNK] = search.ply_probabilities(
+                teacher, d.after[rows[s : s + CHUNK]], 2, prune=prune
+            )
     else:  # the filter's 1-ply values; those it did not reach (a random play) valued now
         p = searched.probabilities[rows]
         shallow = searched.plies[rows] < 1
         if shallow.any():
-            p[shallow] = search.ply_probabilities(teacher, d.after[rows[shallow]], 1)
+            p[shallow] = search.ply_probabilities(teacher, d.after[rows[shallow]], 1, prune=prune)
     searched_rows = (roles[rows] & TEACHER_SEARCHED) > 0
     value = np.where(searched_rows, np.asarray(equity(p), dtype=np.float64), -np.inf)
     choice = search.best_rows(value, d.parent[rows], n)
@@ -376,10 +388,11 @@ def config_difference(
         if recorded is not None and recorded != digest:
             return f"another {role} network of the same name (SHA-256 {recorded[:12]}...)"
     missing = object()
+    defaults = json.loads(json.dumps(asdict(LabelConfig())))  # what older shards did not record
     for key in [*here, *(k for k in there if k not in here)]:
         if key in RESUMABLE:
             continue
-        mine, theirs = here.get(key, missing), there.get(key, missing)
+        mine, theirs = here.get(key, missing), there.get(key, defaults.get(key, missing))
         if mine != theirs:
             shown = ["(unset)" if v is missing else repr(v) for v in (theirs, mine)]
             return f"{key} = {shown[0]} in the shard, {shown[1]} in this run"
