@@ -77,6 +77,21 @@ def add_ray_arguments(
     parser.add_argument("--workers", type=int, default=0, help=workers_help)
 
 
+def check_parallel(args: argparse.Namespace) -> None:
+    """`--jobs`, `--workers`, `--backend` and `--address` checked together (a ValueError,
+    one line naming what is wrong); for ray, that Ray can be imported."""
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
+    if args.backend == "local" and (args.address or args.workers):
+        raise ValueError("--address and --workers are for --backend ray (else use --jobs)")
+    if args.backend == "ray":
+        from vrhcaby.play.ray import check_backend
+
+        check_backend(args.backend)
+
+
 @dataclass(frozen=True)
 class MoneyRules:
     """The rules of money play in force: GNU Backgammon's defaults, both on."""

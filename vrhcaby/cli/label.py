@@ -31,7 +31,13 @@ from typing import Any
 from agents.search import Ranker, ValueFunction
 from agents.td import find_checkpoint, load_pruner
 from vrhcaby.base.config import load_config
-from vrhcaby.cli.common import StopSignals, UsageError, add_jobs_argument, add_ray_arguments
+from vrhcaby.cli.common import (
+    StopSignals,
+    UsageError,
+    add_jobs_argument,
+    add_ray_arguments,
+    check_parallel,
+)
 from vrhcaby.learn.labels import (
     LabelConfig,
     Shard,
@@ -81,16 +87,7 @@ def configure(args: argparse.Namespace) -> LabelConfig:
     if args.shards is not None:
         overrides.append(f"shards={args.shards}")
     config = load_config(LabelConfig, args.config, overrides)
-    if args.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.workers < 0:
-        raise UsageError(f"--workers must be 0 or more, got {args.workers}")
-    if args.backend == "local" and (args.address or args.workers):
-        raise UsageError("--address and --workers are for --backend ray (else use --jobs)")
-    if args.backend == "ray":
-        from vrhcaby.play.ray import require_ray
-
-        require_ray()
+    check_parallel(args)
     return config
 
 

@@ -28,6 +28,7 @@ from vrhcaby.cli.common import (
     add_jobs_argument,
     add_money_rules_arguments,
     add_ray_arguments,
+    check_parallel,
     money_rules,
 )
 from vrhcaby.play.rollout import (
@@ -117,16 +118,7 @@ def _inputs(args: argparse.Namespace):
         raise ValueError(f"--trials must be at least 1, got {args.trials}")
     if args.truncate is not None and args.truncate < 1:
         raise ValueError(f"--truncate must be at least 1 ply, got {args.truncate}")
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.backend == "local" and (args.address or args.workers):
-        raise ValueError("--address and --workers are for --backend ray (else use --jobs)")
-    if args.workers < 0:
-        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
-    if args.backend == "ray":
-        from vrhcaby.play.ray import require_ray
-
-        require_ray()
+    check_parallel(args)
     if args.candidates < 1:
         raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
     if args.cubeful_trials and not args.cubeful:

@@ -19,7 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from agents import load_agent
-from vrhcaby.cli.common import MoneyRules, StopSignals, add_jobs_argument, add_ray_arguments
+from vrhcaby.cli.common import (
+    MoneyRules,
+    StopSignals,
+    add_jobs_argument,
+    add_ray_arguments,
+    check_parallel,
+)
 from vrhcaby.io import matchfile
 from vrhcaby.io.plot import heatmap_svg
 from vrhcaby.nn import checkpoint
@@ -107,18 +113,9 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError(f"--games must be at least 1, got {args.games}")
     if args.seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {args.seed}")
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if args.match_to < 0:
         raise ValueError(f"--match-to must be positive, got {args.match_to}")
-    if args.workers < 0:
-        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
-    if args.backend == "local" and (args.address or args.workers):
-        raise ValueError("--address and --workers are for --backend ray (else use --jobs)")
-    if args.backend == "ray":
-        from vrhcaby.play.ray import check_backend
-
-        check_backend(args.backend)
+    check_parallel(args)
     agents = [load_agent(spec) for spec in args.agents]
     check_agents(agents, PairSettings(variant=args.variant))
     return agents
