@@ -266,9 +266,12 @@ def ply_probabilities(
 
 
 def top_k(scores: np.ndarray, parent: np.ndarray, k: int) -> np.ndarray:
-    """Mask of the best `k` finite scores of each parent's group (the first on ties)."""
+    """Mask of the best `k` finite scores of each parent's group (the first on ties; none
+    for `k` 0)."""
     scores = np.asarray(scores, dtype=np.float64)
     parent = np.asarray(parent, dtype=np.int64)
+    if k < 1:
+        return np.zeros(len(scores), dtype=bool)
     n = int(parent.max()) + 1 if len(parent) else 0
     return _top_k(np.where(np.isnan(scores), -np.inf, scores), parent, n, k) & np.isfinite(scores)
 

@@ -266,11 +266,6 @@ def self_play(
     )
 
 
-def _group_rank(values: np.ndarray, parent: np.ndarray, k: int) -> np.ndarray:
-    """Mask of each parent's best `k` values (finite ones only)."""
-    return search.top_k(values, parent, k) if k else np.zeros(len(values), dtype=bool)
-
-
 def make_shard(
     config: LabelConfig,
     index: int,
@@ -289,10 +284,6 @@ def make_shard(
     teacher = Counted(teacher)
     d = self_play(student or teacher.inner, config.games_per_shard, config, rng)
     n = len(d.boards)
-    if student is None:
-        zero = None
-    else:
-        zero = search.ply_probabilities(teacher, d.after, 0, d.boards, d.parent)
     # The teacher's 1-ply look at the best filter[0] plays by its 0-ply.
     searched = search.filtered_search(
         teacher, d.after, d.parent, d.boards, 1, config.filter[:1], prune=prune
@@ -303,18 +294,11 @@ def make_shard(
     labelled = (teacher_1 != student_0) | (rng.random(n) < config.keep_agreeing)
     in_kept = labelled[d.parent]
     roles = np.zeros(len(d.after), dtype=np.uint8)
-    roles |= np.where(_group_rank(d.student, d.parent, config.student_top), STUDENT_TOP, 0).astype(
-        np.uint8
-    )
-    if config.plies == 2:
-        deep = _group_rank(one_ply, d.parent, config.filter[1])
-    else:
-        deep = search.top_k(one_ply, d.parent, 1)
-    roles |= np.where(deep, TEACHER_SEARCHED, 0).astype(np.uint8)
+    roles[search.top_k(d.student, d.parent, config.student_top)] |= STUDENT_TOP
+    searched_k = config.filter[1] if config.plies == 2 else 1
+    roles[search.top_k(one_ply, d.parent, searched_k)] |= TEACHER_SEARCHED
     noise = rng.random(len(d.after))
-    roles |= np.where(_group_rank(noise, d.parent, config.random_siblings), RANDOM, 0).astype(
-        np.uint8
-    )
+    roles[search.top_k(noise, d.parent, config.random_siblings)] |= RANDOM
     rows = np.flatnonzero(in_kept & (roles > 0))
     if config.plies == 2:
         p = np.empty((len(rows), 5))
@@ -331,11 +315,7 @@ def make_shard(
     value = np.where(searched_rows, np.asarray(equity(p), dtype=np.float64), -np.inf)
     choice = search.best_rows(value, d.parent[rows], n)
     roles[rows[choice[choice >= 0]]] |= TEACHER_CHOICE
-    zero_p = (
-        search.ply_probabilities(teacher, d.after[rows], 0, d.boards, d.parent[rows])
-        if zero is None
-        else zero[rows]
-    )
+    zero_p = search.ply_probabilities(teacher, d.after[rows], 0, d.boards, d.parent[rows])
     decisions = np.flatnonzero(labelled)
     return Shard(
         after=d.after[rows],
