@@ -18,10 +18,7 @@ not follow constants a kernel module imports from modules without kernels.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.machinery
-import importlib.util
-import json
+import importlib
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -123,7 +120,7 @@ def _cpu() -> str:
     import platform
 
     text = "".join(lines) or f"{platform.machine()} {platform.processor()}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return _sha256(text.encode())[:16]
 
 
 def _source(module: str) -> Path | None:
@@ -137,6 +134,8 @@ def _source(module: str) -> Path | None:
     if package is not None:
         roots = list(getattr(package, "__path__", []))
     else:
+        import importlib.util
+
         spec = importlib.util.find_spec(top)
         roots = list(spec.submodule_search_locations or []) if spec else []
     for root in roots:
@@ -147,9 +146,15 @@ def _source(module: str) -> Path | None:
     return None
 
 
+def _sha256(data: bytes) -> str:
+    import hashlib  # not at import: it loads OpenSSL, which a 0-ply answer does not need
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def _digest(path: Path | None) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path else None
+        return _sha256(path.read_bytes()) if path else None
     except OSError:
         return None
 
@@ -168,6 +173,10 @@ def stamp(modules: Iterable[str]) -> dict[str, Any]:
 def _load() -> dict[str, _Functions]:
     """The manifest's kernels with their compiled functions; {} when there is no module,
     it is stale or it fails to load."""
+    import importlib.machinery
+    import importlib.util
+    import json
+
     if os.environ.get("VRHCABY_AOT", "1") == "0":
         return {}
     place = directory()
@@ -236,6 +245,7 @@ def build(kernels: Iterable[Compilable], place: Path | None = None) -> Path | No
     (default `directory()`), with its manifest; older modules there are removed. Returns
     the module's path, or None when there was no such call. Takes a few seconds per
     signature."""
+    import json
     import shutil
     import tempfile
     import warnings
@@ -260,7 +270,7 @@ def build(kernels: Iterable[Compilable], place: Path | None = None) -> Path | No
     for i, (k, _, keys) in enumerate(entries):
         exports.setdefault(k.key, []).append([keys, f"k{i}"])
     text = json.dumps([the_stamp, exports, [str(s) for _, s, _ in entries]], sort_keys=True)
-    name = _PREFIX + hashlib.sha256(text.encode()).hexdigest()[:16]
+    name = _PREFIX + _sha256(text.encode())[:16]
     place.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=place) as tmp:
         cc = pycc.CC(name)

@@ -31,9 +31,19 @@ if TYPE_CHECKING:  # bound by `kernel` when numba compiles `_top`: importing it 
 
 _TABLE_SIZE = 1 << 10  # dedup table slots at the start, doubled when a board needs more
 
-_ZOBRIST = np.random.default_rng(0x5EED).integers(
-    0, np.iinfo(np.uint64).max, size=(2, 25, 16), dtype=np.uint64, endpoint=True
-)
+
+def _splitmix64(n: int, seed: int) -> np.ndarray:
+    """`n` pseudo-random uint64 (splitmix64's stream from `seed`): keys for the table,
+    without importing `numpy.random` (tens of milliseconds of a cold command)."""
+    x = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(seed)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+# The plays a walk finds do not depend on the keys (table hits are confirmed board
+# against board), only where in the table they land.
+_ZOBRIST = _splitmix64(2 * 25 * 16, 0x5EED).reshape(2, 25, 16)
 
 
 @kernel(nogil=True)
