@@ -63,15 +63,14 @@ def directory() -> Path:
 _FLAGS = 0x1 | 0x2 | 0x100 | 0x400
 
 
-def route_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
+def route_key(
+    args: tuple[Any, ...], _array: Any = np.ndarray, _flags: int = _FLAGS
+) -> tuple[Any, ...]:
     """A cheap key of the calls whose arguments have the same `arg_key`s (a kernel looks
     those up once per key): an array's dtype, rank and layout flags, any other value's
-    `arg_key`."""
+    `arg_key`. (Microseconds count here: a kernel's call pays it.)"""
     return tuple(
-        [
-            (a.dtype, a.ndim, a.flags.num & _FLAGS) if type(a) is np.ndarray else arg_key(a)
-            for a in args
-        ]
+        [(a.dtype, a.ndim, a.flags.num & _flags) if type(a) is _array else arg_key(a) for a in args]
     )
 
 
