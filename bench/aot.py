@@ -34,6 +34,9 @@ import engine  # noqa: E402
 from agents import load_agent, search  # noqa: E402
 from engine import aot, jit, movegen  # noqa: E402
 
+#: This compares the module's code itself: no switch to the JIT however many calls.
+jit.LONG_RUN = sys.maxsize
+
 
 def _routed(aot_on: bool) -> None:
     """Calls through `Kernel` from now on use the ahead-of-time module (or not)."""

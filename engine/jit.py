@@ -8,7 +8,14 @@ importing numba) that holds the arguments' exact types and was built from the cu
 sources. Any other call goes to numba's JIT dispatcher (`numba.njit(cache=True)`, loaded
 from numba's on-disk cache), which costs about a second for a process's first kernel:
 importing numba, its type registries and the cached code. A one-off command
-(`vrhcaby hint`) saves that second; a long run pays it at most once either way.
+(`vrhcaby hint`) saves that second.
+
+A long run goes back to numba's JIT after `LONG_RUN` calls of compiled code: a call to
+the module's code costs a few microseconds more than numba's (the arguments' types are
+checked in Python, and pycc's returned arrays are built more slowly), which a run of
+millions of calls (a tournament, training) would pay many times over the second numba
+takes to load. So a long run costs what it cost before the module existed, plus at most
+`LONG_RUN` times those microseconds (a few hundredths of a second).
 
 Kernels call each other as numba functions: numba types a `Kernel` as its dispatcher
 (`_numba_type_`) and inlines one made with `inline="always"` (`targetoptions`, `py_func`),
@@ -29,6 +36,12 @@ from engine import aot
 
 #: Every kernel made so far, by `Kernel.key`: what `engine.aot.build` compiles.
 KERNELS: dict[str, Kernel] = {}
+
+#: Calls of ahead-of-time compiled code in a process after which every kernel runs on
+#: numba's JIT: the process is a long one.
+LONG_RUN = 10_000
+
+_aot_calls = 0
 
 #: Whether calls that numba's JIT runs note their argument types (`Kernel.jit_calls`), as
 #: `python -m vrhcaby.cli.warm` has them noted for `engine.aot.build`.
@@ -58,9 +71,10 @@ class Kernel:
         KERNELS[self.key] = self
 
     def __call__(self, *args: Any) -> Any:
+        global _aot_calls
         table = self._aot
         if table is None:
-            table = self._aot = aot.functions(self.key)
+            table = self._aot = aot.functions(self.key) if _aot_calls < LONG_RUN else {}
         if table:
             key = aot.route_key(args)
             try:
@@ -68,6 +82,9 @@ class Kernel:
             except KeyError:  # the first call with these types: look them up once
                 compiled = self._routes[key] = table.get(tuple(map(aot.arg_key, args)))
             if compiled is not None:
+                _aot_calls += 1
+                if _aot_calls >= LONG_RUN:
+                    _leave_aot()
                 return compiled(*args)
         if recording:
             self.jit_calls.add(tuple(map(aot.arg_key, args)))
@@ -142,9 +159,18 @@ def kernel(
     return Kernel(fn, options, numba_globals or {})
 
 
+def _leave_aot() -> None:
+    """Every kernel's next call goes to numba's JIT (until `reset`)."""
+    for k in KERNELS.values():
+        k._aot = {}
+
+
 def reset() -> None:
-    """Forget the ahead-of-time module and what each kernel found in it: the next call
-    looks for it again (after a build, or a change of `$VRHCABY_AOT`)."""
+    """Forget the ahead-of-time module, what each kernel found in it and the count of
+    calls to it: the next call looks for it again (after a build, or a change of
+    `$VRHCABY_AOT`)."""
+    global _aot_calls
+    _aot_calls = 0
     aot.forget()
     for k in KERNELS.values():
         k._aot = None

@@ -65,6 +65,21 @@ print(json.dumps({"out": out, "aot": aot_loaded, "numba_after_c": numba_after_c}
 """
 
 
+# A long run: after `LONG_RUN` calls of compiled code, numba's JIT.
+LONG = """
+import sys, json, numpy as np
+import toy_kernels
+from engine import jit
+jit.LONG_RUN = 3
+a = np.arange(12, dtype=np.int64).reshape(3, 4)
+out, numba = [], []
+for _ in range(5):
+    out.append(toy_kernels.row_sums(a, 0.5).tolist())
+    numba.append("numba" in sys.modules)
+print(json.dumps({"out": out, "numba": numba}))
+"""
+
+
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with the toy kernel module and, under `aot/`, its compiled module, built
@@ -90,14 +105,14 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _probe(root: Path) -> dict:
+def _probe(root: Path, code: str = PROBE) -> dict:
     environment = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(root), str(ROOT)]),
         "VRHCABY_AOT_DIR": str(root / "aot"),
     }
     done = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=environment
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -114,6 +129,12 @@ def test_a_cold_process_runs_the_compiled_kernel_without_numba(toy: Path) -> Non
     got = _probe(toy)
     assert got["aot"] and not got["numba_after_c"]
     assert got["out"] == [WANT, WANT]  # the Fortran array went to numba's JIT
+
+
+def test_a_long_run_goes_back_to_numbas_jit(toy: Path) -> None:
+    got = _probe(toy, LONG)
+    assert got["numba"] == [False, False, False, True, True]  # the fourth call is numba's
+    assert got["out"] == [WANT] * 5
 
 
 def test_the_manifest_names_the_sources_it_was_built_from(toy: Path) -> None:
