@@ -1,101 +1,131 @@
-"""Cold-start latency of `vrhcaby hint` at 0 and 2 plies, next to `python -c pass`.
+"""Cold `vrhcaby hint` at 0 and 2 plies on contact, race and bear-off positions, beside
+GNU Backgammon's own 2-ply hint on the same positions, in one run.
 
-Each command runs in a fresh interpreter (so imports, numba's cached kernels and the
-checkpoint load all count), five times; the medians of its wall time and of its CPU time
-(user + system, which a busy machine does not inflate the way it does wall time) are
-printed. The network is the shipped
-`checkpoints/td-best.pt` when it exists, else a 198-80-5 network with random weights of the
-same shape (the time does not depend on the weights).
+Each command runs in a fresh interpreter, as a user's would after an install: imports,
+numba's cached kernels or the ahead-of-time compiled ones (`python -m vrhcaby.cli.warm`
+builds both), and the checkpoint load all count. One untimed run of each command first
+writes the bytecode (so `PYTHONDONTWRITEBYTECODE` is dropped for the children) and fills
+numba's cache if it is empty. Then the commands take turns `--repeat` times, so that load
+from other processes falls on all of them alike; the table has the median wall time of
+each, and of `python -c pass`. The default network (`td`) is used; gnubg is Debian's
+command line (`gnubg -t`: 2-ply chequer play, then `hint`), shown when it is installed.
 
-    python bench/cli_latency.py [--position ID] [--dice 31] [--repeat 5]
+    python bench/cli_latency.py [--repeat 5] [--against DIR]
+
+`--against DIR` times another checkout's code (DIR, e.g. a `git worktree` of the commit
+before) in the same run, its columns beside this one's.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
+import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+ROOT = Path(__file__).resolve().parents[1]
 
-ROOT = Path(__file__).parents[1]
-SHIPPED = ROOT / "checkpoints" / "td-best.pt"
+#: The gnubg command (Debian installs it in /usr/games, often not on PATH), or None.
+GNUBG = shutil.which("gnubg") or shutil.which("gnubg", path="/usr/games")
 
-
-def stand_in_network(directory: Path) -> Path:
-    """A 198-80-5 Tesauro-encoded network with random weights."""
-    from vrhcaby.nn import checkpoint
-    from vrhcaby.nn.net import NetConfig
-
-    config = NetConfig("tesauro", (80,), "sigmoid")
-    rng = np.random.default_rng(0)
-    arrays = {}
-    for i, (n_in, n_out) in enumerate(zip(config.sizes[:-1], config.sizes[1:], strict=True)):
-        arrays[f"model/{2 * i}.weight"] = rng.normal(0, 0.1, (n_out, n_in)).astype(np.float32)
-        arrays[f"model/{2 * i}.bias"] = np.zeros(n_out, np.float32)
-    path = directory / "stand-in.pt"
-    checkpoint.save(path, arrays, {"net": config.to_dict(), "config": {"variant": "standard"}})
-    return path
+#: (position ID, roll, kind): the README's contact example, a middle-game contact
+#: position, a race and a bear-off.
+POSITIONS = (
+    ("4HPwATDgc/ABMA", "31", "contact"),
+    ("t6bAQQiSz14gAA", "52", "contact"),
+    ("7bZNAADbdpMAAA", "43", "race"),
+    ("BQAA+O9SAAAAAA", "41", "bear-off"),
+)
 
 
-def hint_command(agent: str, position: str, dice: str, plies: int) -> list[str]:
-    """The hint command line, through `vrhcaby.cli.main` (registering `hint` if the installed
-    command list does not have it yet)."""
-    code = (
-        "import sys, vrhcaby.cli.main as cli\n"
-        "if 'hint' not in cli.COMMANDS: cli.COMMANDS = ('hint',)\n"
-        "sys.exit(cli.main(sys.argv[1:]))"
+def gnubg_command(position: str, dice: str) -> tuple[list[str], str]:
+    """The gnubg command line and its input: the position and roll, a 2-ply hint."""
+    script = (
+        "set evaluation chequerplay evaluation plies 2\nnew game\n"
+        f"set board {position}\nset dice {dice[0]} {dice[1]}\nhint 3\n"
     )
-    args = ["hint", position, dice, "--agent", agent, "--plies", str(plies)]
-    return [sys.executable, "-c", code, *args]
+    return [GNUBG or "gnubg", "-t", "-q", "-r"], script
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def hint_command(position: str, dice: str, plies: int) -> list[str]:
+    """`vrhcaby hint` through `vrhcaby.cli.main`, in a fresh interpreter."""
+    code = "import sys, vrhcaby.cli.main as cli; sys.exit(cli.main(sys.argv[1:]))"
+    return [sys.executable, "-c", code, "hint", position, dice, "--plies", str(plies)]
 
 
-def median_seconds(command: list[str], repeat: int) -> tuple[float, float]:
-    """Medians of (wall, CPU) seconds over `repeat` runs of `command`."""
-    wall, cpu = [], []
-    for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), _children_cpu()
-        subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
-        wall.append(time.perf_counter() - start)
-        cpu.append(_children_cpu() - start_cpu)
-    return statistics.median(wall), statistics.median(cpu)
+def run(command: list[str], tree: Path, text: str | None = None) -> float:
+    """Wall seconds of one run of `command` with `tree`'s code."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(tree)
+    start = time.perf_counter()
+    subprocess.run(
+        command, cwd=tree, env=env, check=True, capture_output=True, input=text, text=True
+    )
+    return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--position", default="4HPwATDgc/ABMA")
-    parser.add_argument("--dice", default="31")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        if SHIPPED.is_file():
-            agent, label = "td", str(SHIPPED.relative_to(ROOT))
-        else:
-            agent, label = f"td:{stand_in_network(Path(tmp))}", "stand-in 198-80-5 (random)"
-        # One warm-up run so numba's on-disk cache is filled, as after installation.
-        warm_up = hint_command(agent, args.position, args.dice, 0)
-        subprocess.run(warm_up, cwd=ROOT, check=True, capture_output=True)
-        rows = [("python -c pass", [sys.executable, "-c", "pass"])]
+    parser.add_argument("--against", type=Path, help="another checkout, timed beside this one")
+    args = parser.parse_args(argv)
+    trees = {"this": ROOT}
+    if args.against:
+        trees = {"before": args.against.resolve(), "after": ROOT}
+    # (label, tree, command, stdin) for every timed cell, in the order they take turns.
+    cells: list[tuple[str, Path, list[str], str | None]] = [
+        ("python -c pass", ROOT, [sys.executable, "-c", "pass"], None)
+    ]
+    for position, dice, _ in POSITIONS:
         for plies in (0, 2):
-            command = hint_command(agent, args.position, args.dice, plies)
-            rows.append((f"vrhcaby hint, {plies}-ply", command))
-        setting = f"position {args.position}, roll {args.dice}"
-        print(f"network: {label}; {setting}; median of {args.repeat} cold starts")
-        print(f"  {'':<22} {'wall':>8} {'CPU':>8}")
-        for name, command in rows:
-            wall, cpu = median_seconds(command, args.repeat)
-            print(f"  {name:<22} {wall:6.3f} s {cpu:6.3f} s")
+            for name, tree in trees.items():
+                cells.append(
+                    (
+                        f"{position} {dice} {plies} {name}",
+                        tree,
+                        hint_command(position, dice, plies),
+                        None,
+                    )
+                )
+        if GNUBG:
+            cells.append((f"{position} {dice} gnubg", ROOT, *gnubg_command(position, dice)))
+    for _, tree, command, text in cells:  # bytecode, numba's cache
+        run(command, tree, text)
+    times: dict[str, list[float]] = {label: [] for label, *_ in cells}
+    for _ in range(args.repeat):
+        for label, tree, command, text in cells:
+            times[label].append(run(command, tree, text))
+    median = {label: statistics.median(t) for label, t in times.items()}
+    limits = [
+        f"{k}={os.environ[k]}"
+        for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+        if k in os.environ
+    ]
+    print(f"cold starts, median wall seconds of {args.repeat} runs; the default network")
+    print(f"  thread limits: {', '.join(limits) or 'none'}")
+    print(f"  python -c pass: {median['python -c pass']:.3f} s")
+    head = [f"{plies}-ply {name}" for plies in (0, 2) for name in trees]
+    print(
+        f"  {'position':16} {'roll':4} {'kind':8} "
+        + " ".join(f"{h:>12}" for h in head)
+        + f" {'gnubg 2-ply':>12}"
+    )
+    for position, dice, kind in POSITIONS:
+        row = [median[f"{position} {dice} {plies} {name}"] for plies in (0, 2) for name in trees]
+        gnubg = f"{median[f'{position} {dice} gnubg']:12.3f}" if GNUBG else f"{'-':>12}"
+        print(
+            f"  {position:16} {dice:4} {kind:8} "
+            + " ".join(f"{t:12.3f}" for t in row)
+            + f" {gnubg}"
+        )
+    if not GNUBG:
+        print("  (gnubg is not installed: apt-get install gnubg)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

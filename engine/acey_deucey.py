@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 import numpy as np
-from numba import njit
 
 from engine.game import SelfPlayResult, opening_roll, roll_dice
+from engine.jit import kernel
 from engine.movegen import _grow, _hash
 from engine.play import check_dice, format_steps
 from engine.position import CHECKERS, Position
@@ -74,7 +74,7 @@ _EXTRA_KEY = _rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint
 _ORDER = np.array([24, 25, *range(23, -1, -1)], np.int64)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     for side in range(2):
         for i in range(26):
@@ -83,7 +83,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _target(cur: np.ndarray, s: int, die: int, outside: int) -> int:
     """Where a checker from column `s` lands with `die` (-1 for off), or `_ILLEGAL`."""
     if cur[1, s] == 0:
@@ -100,7 +100,7 @@ def _target(cur: np.ndarray, s: int, die: int, outside: int) -> int:
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _expand(
     board: np.ndarray,
     d1: int,
@@ -240,7 +240,7 @@ def _expand(
     return buf, used, stp, n, best
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _generate(
     boards: np.ndarray,
     dice: np.ndarray,

@@ -10,10 +10,10 @@ in all, plus numba's compile on the first build.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from engine.bearoff import N_POSITIONS, N_SMALL, PIPS, POINTS, POSITIONS, index
 from engine.dice import ROLLS, WEIGHTS
+from engine.jit import kernel
 from engine.movegen import batch_afterstates
 
 MAX_ROLLS = 32
@@ -39,7 +39,7 @@ def successors(n_positions: int = N_POSITIONS) -> tuple[np.ndarray, np.ndarray]:
     return starts, np.concatenate(parts)
 
 
-@njit(cache=True)
+@kernel
 def _one_sided(  # pragma: no cover - numba
     order: np.ndarray,
     checkers: np.ndarray,
@@ -91,7 +91,7 @@ def build_one_sided() -> tuple[np.ndarray, np.ndarray]:
     return rolls, first
 
 
-@njit(cache=True)
+@kernel
 def _two_sided(  # pragma: no cover - numba
     pairs: np.ndarray, n: int, starts: np.ndarray, succ: np.ndarray, weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -24,11 +24,11 @@ test is symmetric in the two rows, so it does not matter which side is on roll.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
+
+from engine import jit
 
 OVER, BEAROFF2, BEAROFF1, RACE, CRASHED, CONTACT = range(6)
 
@@ -45,8 +45,8 @@ HOME_POINTS = 6
 #: GNU Backgammon's crashed threshold: checkers that still count as a playable position.
 _CRASH_N = 6
 
-#: Batches up to this size are classified in numpy while numba is not loaded (as
-#: `vrhcaby.base.jit.SMALL_BATCH`), so that a one-off question does not pay for loading it.
+#: Batches up to this size are classified in numpy while no compiled kernel is loaded (as
+#: `vrhcaby.base.jit.SMALL_BATCH`), so that a one-off question does not pay for loading one.
 _SMALL_BATCH = 256
 
 
@@ -80,8 +80,8 @@ def classify_boards(boards: np.ndarray) -> np.ndarray:
     b = np.asarray(boards)
     if b.shape[-2:] != (2, 25):
         raise ValueError(f"boards must have shape (..., 2, 25), got {b.shape}")
-    if b.ndim == 3 and (len(b) > _SMALL_BATCH or "numba" in sys.modules):
-        return _kernel()(np.ascontiguousarray(b, dtype=np.int8))
+    if b.ndim == 3 and (len(b) > _SMALL_BATCH or jit.compiled()):
+        return _classify_loop(np.ascontiguousarray(b, dtype=np.int8))
     return classify_numpy(b)
 
 
@@ -102,6 +102,7 @@ def classify_numpy(boards: np.ndarray) -> np.ndarray:
     return out.astype(np.int8)
 
 
+@jit.kernel
 def _classify_loop(boards: np.ndarray) -> np.ndarray:  # pragma: no cover - numba
     """`classify_numpy` board by board, for numba: int8 (N, 2, 25) -> int8 (N,)."""
     out = np.empty(boards.shape[0], np.int8)
@@ -137,15 +138,3 @@ def _classify_loop(boards: np.ndarray) -> np.ndarray:  # pragma: no cover - numb
         else:
             out[n] = RACE
     return out
-
-
-_COMPILED: list[Callable[[np.ndarray], np.ndarray]] = []
-
-
-def _kernel() -> Callable[[np.ndarray], np.ndarray]:
-    """`_classify_loop` compiled by numba (cached on disk) on first use."""
-    if not _COMPILED:
-        from numba import njit
-
-        _COMPILED.append(njit(cache=True)(_classify_loop))
-    return _COMPILED[0]

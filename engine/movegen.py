@@ -20,20 +20,33 @@ keeps only the picked position.
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
-from numba import njit
-from numba.cpython.unsafe.numbers import leading_zeros
+
+from engine.jit import kernel
+
+if TYPE_CHECKING:  # bound by `kernel` when numba compiles `_top`: importing it loads numba
+    from numba.cpython.unsafe.numbers import leading_zeros
 
 _TABLE_SIZE = 1 << 10  # dedup table slots at the start, doubled when a board needs more
 
-_ZOBRIST = np.random.default_rng(0x5EED).integers(
-    0, np.iinfo(np.uint64).max, size=(2, 25, 16), dtype=np.uint64, endpoint=True
-)
+
+def _splitmix64(n: int, seed: int) -> np.ndarray:
+    """`n` pseudo-random uint64 (splitmix64's stream from `seed`): keys for the table,
+    without importing `numpy.random` (tens of milliseconds of a cold command)."""
+    x = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(seed)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True)
+# The plays a walk finds do not depend on the keys (table hits are confirmed board
+# against board), only where in the table they land.
+_ZOBRIST = _splitmix64(2 * 25 * 16, 0x5EED).reshape(2, 25, 16)
+
+
+@kernel(nogil=True)
 def _hash(board: np.ndarray, zob: np.ndarray) -> np.uint64:
     """The Zobrist hash of a whole board (acey-deucey's kernel keys its roots with it)."""
     h = np.uint64(0)
@@ -52,21 +65,23 @@ _Scratch: TypeAlias = tuple[
 ]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _grow(a: np.ndarray) -> np.ndarray:
     bigger = np.empty((a.shape[0] * 2, *a.shape[1:]), a.dtype)
     bigger[: a.shape[0]] = a
     return bigger
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(
+    nogil=True, inline="always", numba_globals={"leading_zeros": "numba.cpython.unsafe.numbers"}
+)
 def _top(bits: int) -> int:
     """The highest set bit of `bits`, -1 for none."""
     # numba's stub types the intrinsic with its typing context as a first argument.
     return 63 - leading_zeros(np.uint64(bits))  # type: ignore[call-arg]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _walk(
     board: np.ndarray,
     d1: int,
@@ -287,7 +302,7 @@ def _walk(
     return n, gen
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _scratch(table_size: int) -> _Scratch:
     """The walk's working arrays: table, row keys, first dice, keys, `w`, path, board."""
     return (
@@ -301,14 +316,14 @@ def _scratch(table_size: int) -> _Scratch:
     )
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _check_dice(dice: np.ndarray) -> None:
     for k in range(dice.shape[0]):
         if not (1 <= dice[k, 0] <= 6 and 1 <= dice[k, 1] <= 6):
             raise ValueError("dice must be in 1..6")
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _generate(
     boards: np.ndarray, dice: np.ndarray, zob: np.ndarray, record: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -346,7 +361,7 @@ def _generate(
 # returns two.
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _afterstates(
     boards: np.ndarray, dice: np.ndarray, zob: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -354,14 +369,14 @@ def _afterstates(
     return out, parent
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _afterstates_with_steps(
     boards: np.ndarray, dice: np.ndarray, zob: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _generate(boards, dice, zob, True)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _random_turns(
     boards: np.ndarray, rows: np.ndarray, dice: np.ndarray, uniform: np.ndarray, zob: np.ndarray
 ) -> np.ndarray:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import itertools
 import numbers
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine import jit
 from engine.plain import plays_of
 from engine.position import Position
 from engine.text import quoted
@@ -250,8 +250,8 @@ def legal_plays(position: Position, dice: tuple[int, int] | list[int]) -> list[P
     if any(position.waiting):
         raise ValueError("use engine.acey_deucey for positions with waiting checkers")
     dice = check_dice(dice)
-    if "engine.movegen" not in sys.modules:
-        # numba is not loaded yet: one position does not pay for loading it.
+    if not jit.compiled():
+        # No compiled kernel is loaded yet: one position does not pay for loading numba.
         return [
             Play(steps=steps, hits=hits, position=Position(board))
             for board, steps, hits in plays_of(position.board, dice)

@@ -5,8 +5,10 @@
 # project's torch range is already met and pip never pulls a multi-GB CUDA build.
 # As root (CI), GNU Backgammon's command line (Debian's gnubg) is installed when missing:
 # the test that lets gnubg drive `vrhcaby external` runs it.
-# Last, numba's on-disk cache is filled (`python -m vrhcaby.cli.warm`), so that the first
-# command answers in about a second instead of compiling for 10-25 s.
+# Last, numba's on-disk cache is filled and the kernels the command line uses are compiled
+# ahead of time into one extension module (`python -m vrhcaby.cli.warm`, a C compiler and
+# Python's headers needed for the second part), so that the first command answers at once
+# instead of compiling for 10-25 s, and a 2-ply hint does not wait a second for numba.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="${1:-}"
