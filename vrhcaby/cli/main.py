@@ -28,6 +28,7 @@ COMMANDS = (
     "train",
     "label",
     "dice",
+    "netset",
 )
 
 

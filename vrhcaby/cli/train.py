@@ -55,6 +55,8 @@ from vrhcaby.learn.distill import (
 )
 from vrhcaby.learn.game import Evaluation, Game
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
+from vrhcaby.learn.sets import NetSetConfig, SetTDTrainer, resolve
+from vrhcaby.learn.starts import StartsConfig, load_starts
 from vrhcaby.learn.students import SetTrainer, Student, is_set_checkpoint, single_student
 from vrhcaby.learn.trainer import RoundStats, Trainer
 from vrhcaby.nn import checkpoint
@@ -110,6 +112,13 @@ class TrainConfig:
     """A distillation run when `distill.labels` names label folders: `init_from`'s network
     fitted to them for `distill.epochs` epochs (`games` and `td` are then unused, and
     `checkpoint_every` and `eval.every` count epochs)."""
+    netset: NetSetConfig = field(default_factory=NetSetConfig)
+    """A set run when `netset.train` names classes: a network set trained by TD(λ)
+    self-play, its networks taken from `netset` and `init_from` (`vrhcaby.learn.sets`);
+    `net` is then the network of a trained class that starts fresh."""
+    starts: StartsConfig = field(default_factory=StartsConfig)
+    """Where a backgammon TD run's self-play games start: the opening, or positions of one
+    class that `starts.network`'s self-play reached (`vrhcaby.learn.starts`)."""
 
     def __post_init__(self) -> None:
         if self.game not in GAMES:
@@ -138,6 +147,13 @@ class TrainConfig:
                     "a distillation run (distill.labels) starts from a network: set init_from "
                     "to the teacher's checkpoint"
                 )
+
+        odd = self.game != "backgammon" or self.variant == "acey-deucey" or self.distilling
+        if (self.netset.train or self.starts.network) and odd:
+            raise ValueError(
+                "netset.train and starts.network are for backgammon TD runs (not "
+                "acey-deucey, not distillation)"
+            )
 
     @property
     def distilling(self) -> bool:
@@ -251,6 +267,28 @@ def make_game(cfg: TrainConfig) -> Game:
     return Backgammon(cfg.net, cfg.variant, cfg.td.backup)
 
 
+def make_trainer(cfg: TrainConfig, game: Game, device: torch.device) -> Trainer:
+    """A TD run's trainer: a network set's (`netset.train`) or `game`'s, its self-play
+    games started from `starts` when it names a network."""
+    starts = load_starts(cfg.starts.network, cfg.starts) if cfg.starts.network else None
+    if cfg.netset.train:
+        members, fallback = resolve(cfg.netset, cfg.init_from, cfg.net)
+        return SetTDTrainer(
+            members,
+            fallback,
+            cfg.netset.train,
+            cfg.td,
+            cfg.games,
+            cfg.seed,
+            device,
+            cfg.variant,
+            starts,
+        )
+    if starts is not None:
+        game = Backgammon(cfg.net, cfg.variant, cfg.td.backup, starts)
+    return Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
+
+
 def new_run_dir(cfg: TrainConfig) -> Path:
     """Where a new run's TensorBoard logs go."""
     return Path(cfg.runs_dir) / f"{cfg.name}__{cfg.seed}__{int(time.time())}"
@@ -275,6 +313,8 @@ def configure(args: argparse.Namespace) -> tuple[TrainConfig, torch.device]:
     check_directory("runs_dir", cfg.runs_dir)
     if args.backend == "ray" and cfg.game != "backgammon":
         raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
+    if args.backend == "ray" and (cfg.netset.train or cfg.starts.network):
+        raise ValueError("netset.train and starts.network train with --backend local only")
     if cfg.distilling and (args.backend != "local" or device.type != "cpu"):
         raise ValueError("a distillation run fits on the cpu in this process (--backend local)")
     check_backend(args.backend)
@@ -319,7 +359,9 @@ def resume(
 ) -> RunRecord:
     """Restore `trainer` (and a distillation run's `students`' generators) from the run's
     newest sound checkpoint; the record it saved."""
-    path, arrays, meta, skipped = ckdir.latest_sound(sets=isinstance(trainer, SetTrainer))
+    path, arrays, meta, skipped = ckdir.latest_sound(
+        sets=isinstance(trainer, SetTrainer | SetTDTrainer)
+    )
     for reason in skipped:
         print(f"skipped {reason}", file=sys.stderr)
     if ("distill" in meta) != cfg.distilling:
@@ -366,7 +408,9 @@ def start_fresh(
             "pass --resume to continue it or --set name=OTHER for a new run"
         )
     record = RunRecord(cfg=cfg, ckdir=ckdir, run_dir=new_run_dir(cfg))
-    if cfg.init_from:
+    if isinstance(trainer, SetTDTrainer):  # its networks were taken from netset, init_from
+        print(f"network set: {trainer.game.describe()}", flush=True)
+    elif cfg.init_from:
         source = Path(cfg.init_from)
         warm = checkpoint.load(source, "backgammon", sets=isinstance(trainer, SetTrainer))
         restore("init_from", source, lambda: trainer.warm_start(*warm))
@@ -734,7 +778,7 @@ def run(args: argparse.Namespace) -> int:
     check_opponents(cfg)
     if cfg.distilling:
         return run_distillation(args, cfg, ckdir, game)
-    local = Trainer.for_game(game, cfg.td, cfg.games, cfg.seed, device)
+    local = make_trainer(cfg, game, device)
     for stale in ckdir.remove_stale():
         print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
     record = resume(cfg, ckdir, local) if args.resume else start_fresh(cfg, ckdir, local)
@@ -746,7 +790,8 @@ def run(args: argparse.Namespace) -> int:
 
     writer = SummaryWriter(str(record.run_dir), purge_step=trainer.games or None)
     writer.add_text("config", format_table(cfg), trainer.games)
-    writer.add_text("network", game.net.describe(), trainer.games)
+    network = local.game.describe() if isinstance(local, SetTDTrainer) else game.net.describe()
+    writer.add_text("network", network, trainer.games)
     try:
         status = train(record, trainer, local, writer, args.no_progress)
     finally:

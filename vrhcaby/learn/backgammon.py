@@ -22,17 +22,25 @@ class Backgammon:
     """Backgammon in one of its variants: afterstates valued by a five-output network (the
     outcome probabilities), greedy 0-ply self-play (`SelfPlay`), evaluated by cubeless
     money games against fixed opponents. `net` is made `variant_net(net, variant)`;
-    `backup` is `TDConfig.backup`."""
+    `backup` is `TDConfig.backup`; `starts`, boards on roll that the self-play games start
+    from (`vrhcaby.learn.starts`; None: the opening)."""
 
     name = "backgammon"
     flip = staticmethod(invert)
 
-    def __init__(self, net: NetConfig, variant: str, backup: str = "sampled") -> None:
+    def __init__(
+        self,
+        net: NetConfig,
+        variant: str,
+        backup: str = "sampled",
+        starts: np.ndarray | None = None,
+    ) -> None:
         if backup not in BACKUPS:
             raise ValueError(f"unknown backup {backup!r} (known: sampled, expected)")
         self.net = variant_net(net, variant)
         self.variant = variant
         self.expected = backup == "expected"
+        self.starts = starts
         self._judge: dict[tuple[int, int], Judged] = {}
         if self.expected and self.net.variant_inputs:
             raise ValueError("td.backup = 'expected' is not available for acey-deucey")
@@ -41,7 +49,7 @@ class Backgammon:
         return build_model(self.net)
 
     def selfplay(self, model: torch.nn.Module, device: torch.device) -> SelfPlay:
-        return SelfPlay(model, self.net, self.variant, device, self.expected)
+        return SelfPlay(model, self.net, self.variant, device, self.expected, starts=self.starts)
 
     def inputs(self, episodes: Episodes, valid: np.ndarray) -> torch.Tensor:
         extra = episodes.extra_turns()[valid] if self.net.variant_inputs else None

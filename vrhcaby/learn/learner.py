@@ -16,6 +16,7 @@ Also the optimizer and the run's linear schedules of the learning rate and λ.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +60,9 @@ class UpdateStats:
 class Learner:
     """Turns finished episodes into optimizer steps on the λ-return targets.
 
-    `game` is the game learnt (its inputs, outputs and results).
+    `game` is the game learnt (its inputs, outputs and results). `fits`, given the states
+    (N, ...) of the episodes, says which of them are fitted (None: all trained states; a
+    network set's: those of the classes its trained networks answer, `vrhcaby.learn.sets`).
     """
 
     def __init__(
@@ -68,11 +71,13 @@ class Learner:
         optimizer: torch.optim.Optimizer,
         game: Game,
         device: torch.device,
+        fits: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
         self.model = model
         self.optimizer = optimizer
         self.game = game
         self.device = device
+        self.fits = fits
 
     def update(self, episodes: Episodes, lam: float) -> UpdateStats:
         """One optimizer step on the λ-return loss of all trained states of `episodes`.
@@ -93,16 +98,17 @@ class Learner:
         """
         p, padded, decided = self._values(episodes)
         valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
-        train = episodes.trained()
+        train = self._trained(episodes, valid)
         targets = self._returns(episodes, padded, train, decided, lam)
         n = int(train.sum())
         chosen = torch.from_numpy(np.flatnonzero(train[valid])).to(self.device)
         target = torch.as_tensor(targets, dtype=p.dtype).to(self.device)
         diff = target - p[chosen]
         loss = 0.5 * (diff * diff).sum() / max(n, 1)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        self.optimizer.step()
+        if n:  # (a set's update can hold no afterstate of a trained class)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
         one_step = self._returns(episodes, padded, train, decided, 0.0)
         delta = self.game.equity(one_step) - self.game.equity(padded[train])
         return UpdateStats(
@@ -117,7 +123,17 @@ class Learner:
         """The targets (N, K) `update` fits the trained states (`Episodes.trained`, in
         order) to, with the network as it is now."""
         _, padded, decided = self._values(episodes)
-        return self._returns(episodes, padded, episodes.trained(), decided, lam)
+        valid = episodes.lengths[None, :] > np.arange(episodes.movers.shape[0])[:, None]
+        return self._returns(episodes, padded, self._trained(episodes, valid), decided, lam)
+
+    def _trained(self, episodes: Episodes, valid: np.ndarray) -> np.ndarray:
+        """bool (T, G): the states fitted (`Episodes.trained`, those `fits` keeps)."""
+        train = episodes.trained()
+        if self.fits is not None:
+            fitted = np.zeros(valid.shape, bool)
+            fitted[valid] = self.fits(episodes.states[valid])
+            train &= fitted
+        return train
 
     def _values(self, episodes: Episodes) -> tuple[torch.Tensor, np.ndarray, np.ndarray]:
         """The network's values of every state, obeying the rules: (N, K) with gradients,
@@ -170,10 +186,12 @@ class Learner:
 
 
 def make_optimizer(model: torch.nn.Module, config: TDConfig) -> torch.optim.Optimizer:
-    """The optimizer named in `config`, at its starting learning rate."""
+    """The optimizer named in `config` of `model`'s parameters that learn, at its starting
+    learning rate."""
+    params = [p for p in model.parameters() if p.requires_grad]  # not a set's frozen networks
     if config.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=config.lr)
-    return torch.optim.SGD(model.parameters(), lr=config.lr)
+        return torch.optim.Adam(params, lr=config.lr)
+    return torch.optim.SGD(params, lr=config.lr)
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:

@@ -20,8 +20,9 @@ that earns another roll the next position is the afterstate itself, not flipped,
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -107,6 +108,11 @@ class SelfPlay:
     rolls (`agents.search.every_roll`) and plays the one of the roll that came; their
     average, seen from the other side, is the expected backup of the previous afterstate
     (`Episodes.backups`). The games played are the same greedy games.
+
+    `network`: what values the plays instead, made afresh at the start of each round
+    from the weights as they are (a `vrhcaby.nn.netset.NetworkSet`: a set's self-play).
+    `starts`: boards (S, 2, 25) on roll that the games start from instead of the opening,
+    each game's drawn from the round's generator (`vrhcaby.learn.starts`).
     """
 
     def __init__(
@@ -116,6 +122,8 @@ class SelfPlay:
         variant: str,
         device: torch.device,
         expected: bool = False,
+        network: Callable[[], Any] | None = None,
+        starts: np.ndarray | None = None,
     ) -> None:
         if variant_net(net, variant) != net:
             raise ValueError(f"a {variant} network needs net.variant_inputs")
@@ -126,6 +134,10 @@ class SelfPlay:
         self.variant = variant
         self.device = device
         self.expected = expected
+        self.network = network
+        if starts is not None and (net.variant_inputs or not len(starts)):
+            raise ValueError("starts are boards of a 25-point variant, at least one")
+        self.starts = starts
 
     @torch.inference_mode()
     def _torch_equities(self, after: np.ndarray, extra: np.ndarray | None) -> np.ndarray:
@@ -214,22 +226,21 @@ class SelfPlay:
 
     def play(self, n_games: int, rng: np.random.Generator, epsilon: float = 0.0) -> Episodes:
         """Play `n_games` games to the end in lockstep and return their afterstates."""
-        boards = start_boards(self.variant, n_games)
+        boards, dice = self._openings(n_games, rng)
         capacity = 256
         states = np.zeros((capacity, *boards.shape), np.int8)
         movers = np.zeros((capacity, n_games), np.int8)
         lengths = np.zeros(n_games, np.int64)
         values = np.zeros(n_games, np.int8)
         side = np.zeros(n_games, np.int8)  # who is on roll; 0 = the opener
-        dice = rng.integers(1, 7, size=(n_games, 2))  # opening roll: no doubles
-        while (tie := dice[:, 0] == dice[:, 1]).any():
-            dice[tie] = rng.integers(1, 7, size=(int(tie.sum()), 2))
         active = np.arange(n_games)
         evaluated = 0
         ply = 0
         backups = np.zeros((capacity, n_games, 5), np.float32) if self.expected else None
         evaluator = None
-        if self.device.type == "cpu":
+        if self.network is not None:
+            evaluator = self.network()
+        elif self.device.type == "cpu":
             evaluator = Evaluator(self.net, weights_from_model(self.model), self.variant)
         every = evaluator or _TorchEvaluator(self)  # what values all rolls (expected)
         while active.size:
@@ -272,6 +283,17 @@ class SelfPlay:
             evaluated=evaluated,
             backups=None if backups is None else backups[:ply],
         )
+
+    def _openings(self, n_games: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """The games' first boards on roll and their first rolls: the opening (no
+        doubles), or positions drawn from `starts` with any roll."""
+        if self.starts is not None:
+            boards = self.starts[rng.integers(len(self.starts), size=n_games)]
+            return boards.copy(), engine.roll_dice(rng, n_games)
+        dice = rng.integers(1, 7, size=(n_games, 2))  # opening roll: no doubles
+        while (tie := dice[:, 0] == dice[:, 1]).any():
+            dice[tie] = rng.integers(1, 7, size=(int(tie.sum()), 2))
+        return start_boards(self.variant, n_games), dice
 
 
 class _TorchEvaluator:
