@@ -64,8 +64,11 @@ def test_the_networks_a_config_names_are_shipped(path):
 @pytest.mark.parametrize("network", SHIPPED, ids=lambda p: p.name)
 def test_every_shipped_network_has_its_recipe(network):
     """The run a shipped network records (its config's name) is a recipe's: a TD run's in
-    configs/recipes/, a distillation fit's in configs/distill/."""
-    _, meta = checkpoint.load(network)
+    configs/recipes/, a distillation fit's in configs/distill/; a set put together by
+    `vrhcaby netset`, the runs of the networks it took."""
+    _, meta = checkpoint.load(network, sets=True)
     fits = [p for p in CONFIGS if "distill" in p.parts]
     names = {load_config(TrainConfig, p).name for p in [*RECIPES.glob("*.toml"), *fits]}
-    assert meta["config"]["name"] in names
+    runs = meta["config"].get("assembled_runs", {})
+    assert set(runs.values()) <= names
+    assert runs or meta["config"]["name"] in names

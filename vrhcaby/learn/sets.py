@@ -353,13 +353,16 @@ def assemble(sources: Mapping[str, str]) -> NetworkSet:
     single network, or a set, whose network of that class is taken) or the name of
     another class, which answers it (a fallback). A ValueError (`CheckpointError` for a
     file) naming the class and what is wrong: a missing or unsound file, a class without
-    a network, networks that cannot make one set (other variants, acey-deucey)."""
+    a network, networks that cannot make one set (other variants, acey-deucey). The set's
+    config records each class's source (``assembled``) and the run that made the network
+    it took (``assembled_runs``: the source's config name), so its recipe stays known."""
     unknown = sorted(set(sources) - set(SET_CLASSES))
     if unknown:
         raise ValueError(f"unknown class {unknown[0]!r:.40} (classes: {', '.join(SET_CLASSES)})")
     networks: dict[str, ClassNetwork] = {}
     fallback: dict[str, str] = {}
     record: dict[str, str] = {}
+    runs: dict[str, str] = {}
     for name in SET_CLASSES:
         source = sources.get(name, "")
         if not source:
@@ -377,6 +380,8 @@ def assemble(sources: Mapping[str, str]) -> NetworkSet:
             networks[name] = held[name] if name in held else held[loaded.fallback[name]]
         else:
             networks[name] = loaded
+        runs[name] = str(loaded.config.get("name", ""))
     networks_set = from_networks(networks, fallback)
     networks_set.config["assembled"] = record
+    networks_set.config["assembled_runs"] = runs
     return networks_set
