@@ -40,7 +40,7 @@ from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.episodes import Episodes
 from vrhcaby.learn.learner import Learner
 from vrhcaby.learn.selfplay import SelfPlay, weights_from_model
-from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state
+from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state, set_weights
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.checkpoint import SET_CLASSES
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model, load_evaluator
@@ -292,11 +292,7 @@ class SetTDTrainer(Trainer):
 
     def weights(self) -> dict[str, np.ndarray]:
         """Every class network's weights, ``set/<class>/model/<layer>.<weight|bias>``."""
-        return {
-            f"{checkpoint.set_prefix(name)}model/{key}": value.detach().cpu().numpy().copy()
-            for name, model in self.model.networks.items()
-            for key, value in model.state_dict().items()
-        }
+        return set_weights(dict(self.model.networks.items()))
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         arrays = self.weights()

@@ -25,7 +25,7 @@ from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig
 from vrhcaby.learn.distill import DistillConfig, LabelSet, load_labels
 from vrhcaby.learn.selfplay import weights_from_model
-from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state
+from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state, set_weights
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.checkpoint import SET_CLASSES
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model
@@ -142,11 +142,7 @@ class SetTrainer:
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The networks (set layout), the optimizer, torch's RNG and the epochs done."""
-        arrays = {
-            f"{checkpoint.set_prefix(name)}model/{key}": value.detach().cpu().numpy().copy()
-            for name, model in self.models.items()
-            for key, value in model.state_dict().items()
-        }
+        arrays = set_weights(self.models)
         optim_arrays, optim_meta = optimizer_state(self.optimizer)
         arrays.update(optim_arrays)
         arrays["rng/torch"] = torch.get_rng_state().numpy().copy()

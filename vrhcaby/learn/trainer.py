@@ -4,6 +4,7 @@ checkpoint saves and a resume restores."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.game import Game
 from vrhcaby.learn.learner import Learner, UpdateStats, make_optimizer, scheduled, set_lr
+from vrhcaby.nn import checkpoint
 from vrhcaby.nn.encode import extends
 from vrhcaby.nn.net import NetConfig
 
@@ -213,6 +215,16 @@ class Trainer:
         torch.set_rng_state(torch.from_numpy(arrays["rng/torch"]))
         self.rng.bit_generator.state = meta["rng"]
         self.games = int(meta["games"])
+
+
+def set_weights(models: Mapping[str, torch.nn.Module]) -> dict[str, np.ndarray]:
+    """A network set's weights for a checkpoint: ``set/<class>/model/<layer>.<weight|bias>``
+    (`vrhcaby.nn.checkpoint`'s set layout), whether TD or distillation trains it."""
+    return {
+        f"{checkpoint.set_prefix(name)}model/{key}": value.detach().cpu().numpy().copy()
+        for name, model in models.items()
+        for key, value in model.state_dict().items()
+    }
 
 
 def optimizer_state(optimizer: torch.optim.Optimizer) -> tuple[dict[str, np.ndarray], dict]:
