@@ -1,8 +1,9 @@
 """Backgammon rules, the batched move generator and the formats players use.
 
-Pure numpy (the generator's kernel compiled by numba); no torch, no I/O. numba is loaded
-on the first use of the batched generator (`batch_afterstates*`): until then `legal_plays`
-walks one position in plain Python, so that a one-off question starts fast.
+Pure numpy (the generator's kernel compiled by numba, or ahead of time: `engine.aot`); no
+torch, no I/O. Compiled code is loaded on the first use of the batched generator
+(`batch_afterstates*`, `engine.jit`): until then `legal_plays` walks one position in plain
+Python, so that a one-off question starts fast.
 
 >>> import numpy as np, engine
 >>> pos = engine.Position.from_id("4HPwATDgc/ABMA")
