@@ -36,6 +36,15 @@ GENERATIONS = (
         0.75,
     ),
     ("gen2", "td:td-gen2", "configs/distill/gen2-labels.toml + gen2-fit.toml", 0.8),
+    # The bigger network's line: td-contact.pt (TD: td-wide's runs, then full-contact.toml
+    # on two workers), then taught by its own 1-ply, with the set's race network.
+    ("contact0", "td:td-contact", "configs/recipes/full-expert.toml + full-contact.toml (TD)", 5.4),
+    (
+        "contact1",
+        "td:td-contact-gen1",
+        "configs/distill/contact1-labels.toml + contact1-fit.toml; race.toml + race-extend.toml",
+        3.4,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 
