@@ -82,9 +82,54 @@ def row_index(rows: np.ndarray) -> np.ndarray:
 def _at_least(dist: np.ndarray) -> np.ndarray:
     """P(rolls >= n) for each n of distributions (..., K), as 1 - P(rolls < n): exactly 1
     where no fewer rolls are possible and never below 0, whatever the tables' rounding."""
-    dist = np.asarray(dist, np.float64)
     at_least: np.ndarray = np.clip(1.0 - (np.cumsum(dist, axis=-1) - dist), 0.0, 1.0)
     return at_least
+
+
+def side_tables(
+    rolls: np.ndarray, first: np.ndarray, clear: np.ndarray | None = None
+) -> np.ndarray:
+    """What `race_outcome` reads of a side (..., 4, K), from its one-sided distributions
+    (..., K) of rolls to bear off all, the first checker and (optionally) to clear the
+    opponent's home board: P(all take exactly n), P(all take n or more), P(first takes
+    n or more), P(clear takes n or more; 0 without `clear`: no backgammon). Made once per
+    side, read by every race it is in."""
+    rolls = np.asarray(rolls)
+    out = np.zeros((*rolls.shape[:-1], 4, rolls.shape[-1]), rolls.dtype)
+    out[..., 0, :] = rolls
+    out[..., 1, :] = _at_least(rolls)
+    out[..., 2, :] = _at_least(np.asarray(first, rolls.dtype))
+    if clear is not None:
+        out[..., 3, :] = _at_least(np.asarray(clear, rolls.dtype))
+    return out
+
+
+def race_outcome(on_roll: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """The five probabilities (N, 5) of the side *not* on roll, from both sides' tables
+    (N, 4, K) (`side_tables`).
+
+    The two races are taken as independent, as GNU Backgammon does with its one-sided
+    database: the side on roll wins when it needs no more rolls than the other, a side is
+    gammoned when it has not borne a checker off by the time the other finishes, and
+    backgammoned when a checker of it is still in the winner's home board then.
+    """
+    # The side on roll finishes on its n-th roll, before the other's n-th: it wins when
+    # the other needs n or more, and the other, having had n - 1 rolls, is gammoned when
+    # its first checker needs n or more.
+    lose = (on_roll[..., 0, :] * other[..., 1, :]).sum(axis=-1)
+    lose_gammon = (on_roll[..., 0, :] * other[..., 2, :]).sum(axis=-1)
+    lose_backgammon = (on_roll[..., 0, :] * other[..., 3, :]).sum(axis=-1)
+    # The other finishes on its m-th roll: the side on roll has had m rolls and is
+    # gammoned when its first checker needs more than m (m + 1 or more).
+    win_gammon = (other[..., 0, :-1] * on_roll[..., 2, 1:]).sum(axis=-1)
+    win_backgammon = (other[..., 0, :-1] * on_roll[..., 3, 1:]).sum(axis=-1)
+    out = np.zeros((*lose.shape, 5), on_roll.dtype)
+    out[..., 0] = np.clip(1.0 - lose, 0.0, 1.0)
+    out[..., 1] = win_gammon
+    out[..., 2] = np.minimum(win_backgammon, win_gammon)
+    out[..., 3] = lose_gammon
+    out[..., 4] = np.minimum(lose_backgammon, lose_gammon)
+    return out
 
 
 def one_sided_outcome(
@@ -92,27 +137,13 @@ def one_sided_outcome(
     on_roll_first: np.ndarray,
     other_rolls: np.ndarray,
     other_first: np.ndarray,
+    on_roll_clear: np.ndarray | None = None,
+    other_clear: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The five probabilities (N, 5) of the side *not* on roll, from each side's one-sided
-    distributions (N, K) of rolls to bear off all and the first checker.
-
-    The two races are taken as independent, as GNU Backgammon does with its one-sided
-    database: the side on roll wins when it needs no more rolls than the other, and a
-    side is gammoned when it has not borne a checker off by the time the other finishes.
-    There are no backgammons: both sides are home.
-    """
-    on_roll_rolls, other_rolls = np.asarray(on_roll_rolls), np.asarray(other_rolls)
-    # The side on roll finishes on its n-th roll, before the other's n-th: it wins when
-    # the other needs n or more.
-    lose = (on_roll_rolls * _at_least(other_rolls)).sum(axis=-1)
-    # The other finishes on its m-th roll: the side on roll has had m rolls and is
-    # gammoned when its first checker needs more than m (m + 1 or more).
-    shift = np.zeros_like(on_roll_first)
-    shift[..., :-1] = _at_least(np.asarray(on_roll_first))[..., 1:]
-    win_gammon = (other_rolls * shift).sum(axis=-1)
-    lose_gammon = (on_roll_rolls * _at_least(np.asarray(other_first))).sum(axis=-1)
-    out = np.zeros((*lose.shape, 5), np.float64)
-    out[..., 0] = np.clip(1.0 - lose, 0.0, 1.0)
-    out[..., 1] = win_gammon
-    out[..., 3] = lose_gammon
-    return out
+    """The five probabilities (N, 5) float64 of the side *not* on roll (`race_outcome`),
+    from each side's one-sided distributions (N, K) of rolls to bear off all and the
+    first checker and, for races with checkers still outside (`vrhcaby.nn.onesided`), to
+    clear the opponent's home board (without them, no backgammons: both sides are home)."""
+    on_roll = side_tables(np.asarray(on_roll_rolls, np.float64), on_roll_first, on_roll_clear)
+    other = side_tables(np.asarray(other_rolls, np.float64), other_first, other_clear)
+    return race_outcome(on_roll, other)

@@ -41,9 +41,9 @@ from vrhcaby.learn.episodes import Episodes
 from vrhcaby.learn.learner import Learner
 from vrhcaby.learn.selfplay import SelfPlay, weights_from_model
 from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state, set_weights
-from vrhcaby.nn import checkpoint
+from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.checkpoint import SET_CLASSES
-from vrhcaby.nn.net import Evaluator, NetConfig, build_model, load_evaluator
+from vrhcaby.nn.net import Evaluator, NetConfig, build_model, load_member
 from vrhcaby.nn.netset import CODES, ClassNetwork, NetworkSet, from_networks
 
 
@@ -95,6 +95,12 @@ def _member_of(path: str, name: str) -> Member:
         if answers not in held:
             raise ValueError(f"netset.{name}: {path} holds no {name} network")
         arrays, meta = checkpoint.set_member(arrays, meta, answers)
+    if onesided.is_onesided(meta["net"]):
+        raise ValueError(
+            f"netset.{name}: {path}'s {name} network is the one-sided race evaluator, which a "
+            "set run cannot hold (TD trains networks of both sides); train with a race "
+            "network and put the one-sided one in afterwards (vrhcaby netset --race)"
+        )
     weights = {k: np.array(v, np.float32) for k, v in arrays.items() if k.startswith("model/")}
     return Member(NetConfig.from_dict(meta["net"]), weights)
 
@@ -368,15 +374,10 @@ def assemble(sources: Mapping[str, str]) -> NetworkSet:
             fallback[name] = source
             continue
         try:
-            loaded = load_evaluator(source)
+            networks[name] = load_member(source, name)
         except checkpoint.CheckpointError as exc:
             raise checkpoint.CheckpointError(f"network set class {name}: {exc}") from None
-        if isinstance(loaded, NetworkSet):
-            held = loaded.networks
-            networks[name] = held[name] if name in held else held[loaded.fallback[name]]
-        else:
-            networks[name] = loaded
-        runs[name] = str(loaded.config.get("name", ""))
+        runs[name] = str(getattr(networks[name], "config", {}).get("name", ""))
     networks_set = from_networks(networks, fallback)
     networks_set.config["assembled"] = record
     networks_set.config["assembled_runs"] = runs

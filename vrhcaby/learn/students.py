@@ -26,7 +26,7 @@ from vrhcaby.learn.config import EvalConfig
 from vrhcaby.learn.distill import DistillConfig, LabelSet, load_labels
 from vrhcaby.learn.selfplay import weights_from_model
 from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state, set_weights
-from vrhcaby.nn import checkpoint
+from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.checkpoint import SET_CLASSES
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model
 from vrhcaby.nn.netset import NetworkSet, from_networks
@@ -95,7 +95,15 @@ class SetTrainer:
 
     @classmethod
     def of(cls, meta: dict[str, Any], variant: str, lr: float, seed: int) -> SetTrainer:
-        """The trainer of the set a checkpoint's meta describes (fresh weights)."""
+        """The trainer of the set a checkpoint's meta describes (fresh weights); a
+        ValueError for a set whose race is the one-sided evaluator, which is not fitted
+        to labels."""
+        if any(onesided.is_onesided(d) for d in meta["networks"].values()):
+            raise ValueError(
+                "a set whose race network is the one-sided race evaluator cannot be fitted "
+                "to labels: fit a set with a race network (or none) and put the one-sided "
+                "one in afterwards (vrhcaby netset --race)"
+            )
         nets = {name: NetConfig.from_dict(d) for name, d in meta["networks"].items()}
         return cls(nets, meta.get("fallback", {}), variant, lr, seed)
 

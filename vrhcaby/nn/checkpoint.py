@@ -200,13 +200,15 @@ def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: st
     hidden = net.get("hidden")
     if not (isinstance(hidden, list) and hidden and all(_is_int(h) and h > 0 for h in hidden)):
         raise CheckpointError(f"network 'hidden' is not a list of positive widths: {hidden!r:.60}")
-    if game == "backgammon":
+    name, outputs = LAYOUTS[game]
+    if game == "backgammon" and net.get("kind") == ONESIDED:
+        outputs = ONESIDED_OUTPUTS
+    elif game == "backgammon":
         for key in ("encoding", "activation"):
             if not isinstance(net.get(key), str):
                 raise CheckpointError(f"network {key!r} is not a string: {net.get(key)!r:.60}")
         if not isinstance(net.get("variant_inputs", False), bool):
             raise CheckpointError("network 'variant_inputs' is not true or false")
-    name, outputs = LAYOUTS[game]
     widths = [*hidden, outputs]
     inputs = None
     for i, width in enumerate(widths):
@@ -231,6 +233,11 @@ def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: st
     if extra in arrays:
         raise CheckpointError(f"has more layers than its description ({extra})")
 
+
+ONESIDED = "onesided"
+"""The ``kind`` of a one-sided race network (`vrhcaby.nn.onesided`): a side alone, its
+distributions of rolls out (3 x 40 logits and 3 means), no encoding or activation named."""
+ONESIDED_OUTPUTS = 123
 
 SET_LAYOUT = "network-set"
 """Meta entry ``layout`` of a network set."""

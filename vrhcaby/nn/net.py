@@ -29,7 +29,7 @@ import numpy as np
 from engine.variants import VARIANTS
 from vrhcaby.base.jit import in_numpy, lazy_jit
 from vrhcaby.equity.outcomes import equity
-from vrhcaby.nn import checkpoint
+from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.encode import (
     FEATURES,
     VARIANT_INPUTS,
@@ -563,6 +563,11 @@ def load_evaluator(path: str | Path) -> Evaluator | NetworkSet:
     sound backgammon network or set is a `CheckpointError` naming it and what is wrong
     (for a set, the class too)."""
     arrays, meta = checkpoint.load(path, "backgammon", sets=True)
+    if onesided.is_onesided(meta.get("net")):
+        raise checkpoint.CheckpointError(
+            f"{path}: a one-sided race network answers races only: put it in a network set "
+            f"as its race network (vrhcaby netset --race {path})"
+        )
     single = None if checkpoint.is_set(meta) else _net_config(path, meta.get("net"), "")
     config = dict(meta.get("config", {}))
     variant = config.get("variant", "standard")
@@ -574,12 +579,46 @@ def load_evaluator(path: str | Path) -> Evaluator | NetworkSet:
     for name in meta["networks"]:
         label = f"network set class {name}: "
         member, member_meta = checkpoint.set_member(arrays, meta, name)
+        if onesided.is_onesided(member_meta["net"]):
+            networks[name] = _onesided(path, name, member, config, label)
+            continue
         net = _net_config(path, member_meta["net"], label)
         networks[name] = _evaluator(path, net, member, variant, config, label)
     try:
         return NetworkSet(networks, dict(meta.get("fallback", {})), variant, config)
     except ValueError as exc:
         raise checkpoint.CheckpointError(f"{path}: {exc}") from None
+
+
+def _onesided(
+    path: str | Path, name: str, arrays: dict[str, np.ndarray], config: dict[str, Any], label: str
+) -> onesided.OneSidedRace:
+    """A set's one-sided race evaluator, or a CheckpointError naming the file and class."""
+    if name != "race":
+        raise checkpoint.CheckpointError(
+            f"{path}: {label}a one-sided race network can only answer the race class"
+        )
+    try:
+        return onesided.from_arrays(arrays, config)
+    except (KeyError, ValueError) as exc:
+        raise checkpoint.CheckpointError(f"{path}: {label}{exc}") from None
+
+
+def load_member(path: str | Path, name: str) -> ClassNetwork:
+    """The network that would answer class `name` of a set, from checkpoint `path`: a
+    single network, a one-sided race network (race only), or the network of that class in
+    a set (or of the class it falls back to); a CheckpointError naming the file."""
+    _, meta = checkpoint.load(path, "backgammon", sets=True)
+    if onesided.is_onesided(meta.get("net")):
+        if name != "race":
+            raise checkpoint.CheckpointError(
+                f"{path}: a one-sided race network can only answer the race class, not {name}"
+            )
+        return onesided.load(path)
+    loaded = load_evaluator(path)
+    if isinstance(loaded, NetworkSet):
+        return loaded.networks[name if name in loaded.networks else loaded.fallback[name]]
+    return loaded
 
 
 def _net_config(path: str | Path, description: Any, label: str) -> NetConfig:

@@ -34,7 +34,7 @@ import numpy as np
 from engine.classify import BEAROFF1, BEAROFF2, CONTACT, CRASHED, NAMES, OVER, RACE, classify_boards
 from engine.variants import VARIANTS
 from vrhcaby.equity.outcomes import equity
-from vrhcaby.nn import checkpoint
+from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.checkpoint import SET_CLASSES
 from vrhcaby.nn.lawful import obey_rules
 
@@ -101,6 +101,12 @@ class NetworkSet:
         checkpoint.check_classes(self.networks, self.fallback)
         if self.variant not in VARIANTS or VARIANTS[self.variant].enter_from_start:
             raise ValueError(f"a network set plays a 25-point board, not {self.variant!r:.40}")
+        for name in SET_CLASSES:
+            answerer = self.networks[self._answerer(name)]
+            if name != "race" and onesided.is_onesided(answerer.net.to_dict()):
+                raise ValueError(
+                    f"network set class {name}: the one-sided race evaluator answers races only"
+                )
         for name, network in self.networks.items():
             if network.net.variant_inputs:
                 raise ValueError(

@@ -1,0 +1,261 @@
+"""The one-sided race evaluator (`vrhcaby.nn.onesided`) and its training
+(`vrhcaby.learn.onesided`), against plain recursions over tests/reference.py's move
+generator: a side alone, and a whole race of two small sides."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from reference import reference_afterstates
+
+from engine import bearoff
+from engine.dice import ROLLS, WEIGHTS
+from vrhcaby.learn.onesided import backup
+from vrhcaby.nn import bearoff_db, onesided
+from vrhcaby.nn.onesided import K, OneSidedRace
+
+ROOT = Path(__file__).resolve().parents[1]
+EMPTY = (0,) * 25
+SHIPPED = ROOT / "checkpoints" / "onesided-race.npz"
+
+
+@functools.cache
+def _plays(row: tuple[int, ...], roll: tuple[int, int]) -> list[tuple[int, ...]]:
+    """One side's plays alone on the board (the reference generator, no opponent)."""
+    return sorted(b[1] for b in reference_afterstates((EMPTY, row), roll))
+
+
+def _shift(d: np.ndarray) -> np.ndarray:
+    out = np.zeros(K)
+    out[1:] = d[:-1]
+    out[-1] += d[-1]
+    return out
+
+
+def _done(row: tuple[int, ...], head: int) -> bool:
+    if head == 0:
+        return sum(row) == 0
+    if head == 1:
+        return sum(row) < 15
+    return sum(row[18:]) == 0
+
+
+@functools.cache
+def exact(row: tuple[int, ...], head: int) -> np.ndarray:
+    """The distribution (K,) of rolls until `row` is done (head 0: all off, 1: a checker
+    off, 2: none in the opponent's home board), each roll's play the one of least mean."""
+    out = np.zeros(K)
+    if _done(row, head):
+        out[0] = 1.0
+        return out
+    for (a, b), w in zip(ROLLS, WEIGHTS, strict=True):
+        best = min(_plays(row, (int(a), int(b))), key=lambda r: exact(r, head) @ np.arange(K))
+        out += w * _shift(exact(best, head))
+    return out
+
+
+class ExactValuer:
+    """`OneSidedRace`'s two methods from the plain recursion."""
+
+    def means(self, rows: np.ndarray) -> np.ndarray:
+        return np.array([[exact(tuple(r), h) @ np.arange(K) for h in range(3)] for r in rows])
+
+    def distributions(self, rows: np.ndarray) -> np.ndarray:
+        return np.array([[exact(tuple(r), h) for h in range(3)] for r in rows])
+
+
+def _row(points: dict[int, int]) -> tuple[int, ...]:
+    """A side's row from {point (1..24): checkers}."""
+    row = [0] * 25
+    for point, n in points.items():
+        row[point - 1] = n
+    return tuple(row)
+
+
+SMALL_ROWS = [
+    _row({9: 1}),
+    _row({20: 1, 2: 1}),
+    _row({13: 2, 7: 1}),
+    _row({22: 1, 6: 1, 1: 1}),
+    _row({11: 1, 8: 1, 4: 1}),
+]
+
+
+def test_the_backup_of_the_exact_values_is_exact() -> None:
+    rows = np.array(SMALL_ROWS, np.int8)
+    targets, reached = backup(ExactValuer(), rows)  # type: ignore[arg-type]
+    for row, target in zip(SMALL_ROWS, targets, strict=True):
+        for head in (0, 2):
+            np.testing.assert_allclose(target[head], exact(row, head), atol=1e-12)
+        np.testing.assert_array_equal(target[1], exact(row, 1))  # a checker is off: 0 rolls
+    assert reached.shape == (len(rows) * len(ROLLS), 25)
+
+
+def test_the_backup_of_home_rows_through_the_database_is_the_database() -> None:
+    db = bearoff_db.database()
+    rng = np.random.default_rng(3)
+    index = rng.integers(1, bearoff.N_POSITIONS, 150)
+    rows = np.zeros((len(index), 25), np.int8)
+    rows[:, :6] = bearoff.POSITIONS[index]
+    net = onesided.OneSidedNet(
+        np.zeros((8, onesided.INPUTS), np.float32),
+        np.zeros(8, np.float32),
+        np.zeros((onesided.OUTPUTS, 8), np.float32),
+        np.zeros(onesided.OUTPUTS, np.float32),
+    )
+    targets, _ = backup(OneSidedRace(net), rows)
+    np.testing.assert_allclose(targets[:, 0, :32], db.rolls[index], atol=1e-6)
+    full = rows.sum(axis=1) == 15
+    np.testing.assert_allclose(targets[full, 1, :32], db.first[index[full]], atol=1e-6)
+
+
+@functools.cache
+def race_value(on_roll: tuple[int, ...], mover: tuple[int, ...]) -> np.ndarray:
+    """The five probabilities of `mover` (who just moved) in a race, both sides playing
+    each roll by least mean rolls to bear off all (`exact`), by plain recursion."""
+    if sum(mover) == 0:
+        gammon = sum(on_roll) == 15
+        backgammon = gammon and sum(on_roll[18:]) > 0
+        return np.array([1.0, gammon, backgammon, 0.0, 0.0])
+    out = np.zeros(5)
+    for (a, b), w in zip(ROLLS, WEIGHTS, strict=True):
+        plays = _plays(on_roll, (int(a), int(b)))
+        best = min(plays, key=lambda r: exact(r, 0) @ np.arange(K))
+        theirs = race_value(mover, best)  # the side on roll's view, after its play
+        out += w * np.array([1 - theirs[0], theirs[3], theirs[4], theirs[1], theirs[2]])
+    return out
+
+
+RACES = [
+    # (side on roll, side that just moved): gammons and backgammons at stake
+    (_row({2: 1, 1: 1}), _row({20: 1, 1: 14})),
+    (_row({3: 2}), _row({14: 1, 2: 14})),
+    (_row({21: 1, 1: 14}), _row({4: 1, 2: 1})),
+]
+
+
+@pytest.mark.parametrize("on_roll, mover", RACES)
+def test_the_combination_is_the_race_of_independent_sides(on_roll, mover) -> None:
+    """Where each side's three policies agree (a straggler behind checkers on low points),
+    the combined one-sided distributions are the two-sided race exactly."""
+    d = {side: [exact(side, h) for h in range(3)] for side in (on_roll, mover)}
+    p = bearoff.one_sided_outcome(
+        d[on_roll][0], d[on_roll][1], d[mover][0], d[mover][1], d[on_roll][2], d[mover][2]
+    )
+    np.testing.assert_allclose(p, race_value(on_roll, mover), atol=1e-9)
+    assert p[1:].sum() > 0.01  # the cases do test gammons (and the first and last, backgammons)
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="no shipped one-sided network")
+def test_the_shipped_network_against_the_exact_distributions() -> None:
+    """Sides with checkers outside home (few enough for the recursion): mean rolls within
+    a tenth of a roll, each cumulative distribution within 0.03."""
+    race = OneSidedRace(onesided.load(SHIPPED))
+    rows = [
+        _row({9: 1}),
+        _row({13: 2, 7: 1}),
+        _row({11: 1, 8: 1, 4: 1}),
+        _row({20: 1, 1: 14}),
+        _row({14: 1, 2: 14}),
+        _row({18: 1, 10: 1, 3: 13}),
+    ]
+    got = race.distributions(np.array(rows, np.int8))
+    for row, dist in zip(rows, got, strict=True):
+        for head in range(3):
+            want = exact(row, head)
+            assert abs(dist[head] @ np.arange(K) - want @ np.arange(K)) < 0.1, (row, head)
+            assert np.abs(np.cumsum(dist[head]) - np.cumsum(want)).max() < 0.03, (row, head)
+
+
+# --- in a network set -------------------------------------------------------------------
+
+TD80 = ROOT / "checkpoints" / "td-80.pt"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """A one-sided race network of random weights (8 hidden units)."""
+    rng = np.random.default_rng(5)
+    shapes = [(8, onesided.INPUTS), (8,), (onesided.OUTPUTS, 8), (onesided.OUTPUTS,)]
+    layers = [rng.normal(0, 0.3, s).astype(np.float32) for s in shapes]
+    path = tmp_path_factory.mktemp("onesided") / "tiny.pt"
+    return onesided.save(onesided.OneSidedNet(*layers), path, {"name": "tiny"})
+
+
+def _race_boards() -> np.ndarray:
+    """Race afterstates (mover in row 1): a straggler or two, the rest home."""
+    boards = np.zeros((3, 2, 25), np.int8)
+    boards[:, 0, :6] = [3, 3, 3, 2, 2, 1]
+    boards[:, 1, :6] = [2, 3, 3, 3, 2, 1]
+    boards[0, 0, 9], boards[2, 0, 7], boards[2, 1, 13] = 1, 1, 1
+    boards[1, 0, :6] = [3, 3, 3, 0, 0, 0]  # borne off 6; the mover's straggler on their 4
+    boards[1, 1, 20] = 1
+    return boards
+
+
+def test_a_set_answers_its_races_with_the_one_sided_evaluator(tmp_path, tiny, capsys) -> None:
+    import vrhcaby.cli.main as cli
+    from engine.classify import RACE, classify_boards
+    from vrhcaby.nn.net import load_evaluator
+    from vrhcaby.nn.netset import NetworkSet
+
+    out = tmp_path / "set.pt"
+    assert cli.main(["netset", "--contact", str(TD80), "--race", str(tiny), "--out", str(out)]) == 0
+    assert "race one-sided 101-8-123" in capsys.readouterr().out
+    made = load_evaluator(out)
+    assert isinstance(made, NetworkSet)
+    boards = _race_boards()
+    assert (classify_boards(boards) == RACE).all()
+    want = onesided.load(tiny).probabilities(boards)
+    np.testing.assert_array_equal(made.probabilities(boards), want)
+    roots = boards[:1]
+    np.testing.assert_array_equal(made.probabilities_from(roots, boards, np.zeros(3, int)), want)
+    p = want.astype(np.float64)
+    assert (p[:, 2] <= p[:, 1] + 1e-7).all() and (p[:, 4] <= p[:, 3] + 1e-7).all()
+    assert p[1, 4] > 0 and p[0, 2] == 0  # the mover's checker on 21 can be backgammoned
+
+
+def test_one_sided_networks_in_the_wrong_place_are_one_line_errors(tmp_path, tiny, capsys):
+    import vrhcaby.cli.main as cli
+    from vrhcaby.nn.checkpoint import CheckpointError
+    from vrhcaby.nn.net import load_evaluator
+
+    out = tmp_path / "set.pt"
+    assert cli.main(["netset", "--contact", str(tiny), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "contact" in err and "race class" in err and not out.exists()
+    with pytest.raises(CheckpointError, match="answers races only"):
+        load_evaluator(tiny)
+    arrays, meta = checkpoint_load(tiny)
+    arrays["model/2.weight"] = arrays["model/2.weight"][:-1]
+    bad = save_raw(tmp_path / "bad.pt", arrays, meta)
+    assert cli.main(["netset", "--contact", str(TD80), "--race", str(bad), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "race" in err and not out.exists()
+
+
+def checkpoint_load(path: Path):
+    from vrhcaby.nn import checkpoint
+
+    return checkpoint.load(path)
+
+
+def save_raw(path: Path, arrays, meta) -> Path:
+    from vrhcaby.nn import checkpoint
+
+    return checkpoint.save(path, arrays, meta)
+
+
+def test_the_race_kernel_is_the_numpy_combination() -> None:
+    rng = np.random.default_rng(11)
+    d = rng.dirichlet(np.full(K, 0.3), size=(30, 3)).astype(np.float32)
+    d[:5, 1] = d[:5, 2] = 0.0
+    d[:5, 1:, 0] = 1.0  # sides with a checker off and none back
+    a, b = rng.integers(30, size=200), rng.integers(30, size=200)
+    out = np.empty((200, 5), np.float32)
+    onesided._race_kernel(d, a, b, out)
+    tables = bearoff.side_tables(d[:, 0], d[:, 1], d[:, 2])
+    np.testing.assert_allclose(out, bearoff.race_outcome(tables[a], tables[b]), atol=2e-6)
