@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from agents.td import find_checkpoint
-from vrhcaby.base.config import load_config
+from vrhcaby.base.config import load_config, to_dict
 from vrhcaby.cli.train import TrainConfig
 from vrhcaby.learn.labels import LabelConfig
+from vrhcaby.learn.onesided import OneSidedConfig
 from vrhcaby.nn import checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +24,9 @@ EVERY = sorted((ROOT / "configs").rglob("*.toml")) + sorted(
 )
 #: Label-generation runs (`vrhcaby.learn.labels.LabelConfig`: they name a teacher).
 LABELS = [p for p in EVERY if "teacher" in tomllib.loads(p.read_text())]
-CONFIGS = [p for p in EVERY if p not in LABELS]
+#: One-sided race network runs (`vrhcaby.learn.onesided.OneSidedConfig`: rounds of backups).
+ONESIDED = [p for p in EVERY if "rounds" in tomllib.loads(p.read_text())]
+CONFIGS = [p for p in EVERY if p not in LABELS and p not in ONESIDED]
 SHIPPED = sorted((ROOT / "checkpoints").glob("*.pt"))
 NAMED = re.compile(r"checkpoints/([\w.+-]+\.pt)\b")
 
@@ -42,6 +45,17 @@ def test_a_config_loads_as_a_training_run(path):
 def test_a_label_config_loads_as_a_label_run(path):
     cfg = load_config(LabelConfig, path)
     assert cfg.name and cfg.shards >= 1
+
+
+@pytest.mark.parametrize("path", ONESIDED, ids=_id)
+def test_a_one_sided_config_loads_and_names_a_shipped_network(path):
+    """Its starts' network is shipped, and so is the network it writes, made by exactly
+    this config (the checkpoint records the run's whole config)."""
+    cfg = load_config(OneSidedConfig, path)
+    assert find_checkpoint(cfg.starts.network).resolve().parent == ROOT / "checkpoints"
+    _, meta = checkpoint.load(ROOT / cfg.out, "backgammon")
+    recorded = {k: v for k, v in meta["config"].items() if k not in ("history", "start_rows")}
+    assert recorded == to_dict(cfg)
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=_id)
@@ -68,7 +82,9 @@ def test_every_shipped_network_has_its_recipe(network):
     `vrhcaby netset`, the runs of the networks it took."""
     _, meta = checkpoint.load(network, sets=True)
     fits = [p for p in CONFIGS if "distill" in p.parts]
-    names = {load_config(TrainConfig, p).name for p in [*RECIPES.glob("*.toml"), *fits]}
+    recipes = [p for p in RECIPES.glob("*.toml") if p not in ONESIDED]
+    names = {load_config(TrainConfig, p).name for p in [*recipes, *fits]}
+    names |= {load_config(OneSidedConfig, p).name for p in ONESIDED}
     runs = meta["config"].get("assembled_runs", {})
     assert set(runs.values()) <= names
     assert runs or meta["config"]["name"] in names

@@ -259,3 +259,100 @@ def test_the_race_kernel_is_the_numpy_combination() -> None:
     onesided._race_kernel(d, a, b, out)
     tables = bearoff.side_tables(d[:, 0], d[:, 1], d[:, 2])
     np.testing.assert_allclose(out, bearoff.race_outcome(tables[a], tables[b]), atol=2e-6)
+
+
+def test_set_runs_and_fits_refuse_the_one_sided_race_by_name(tmp_path, tiny) -> None:
+    from vrhcaby.learn.sets import NetSetConfig, assemble, resolve
+    from vrhcaby.learn.students import SetTrainer
+    from vrhcaby.nn import checkpoint, netset
+    from vrhcaby.nn.net import NetConfig
+
+    path = netset.save(
+        assemble({"contact": str(TD80), "crashed": "contact", "race": str(tiny)}),
+        tmp_path / "set.pt",
+    )
+    config = NetSetConfig(contact=str(TD80), crashed="contact", race=str(path), train=("contact",))
+    with pytest.raises(ValueError, match="one-sided race evaluator"):
+        resolve(config, "", NetConfig())
+    _, meta = checkpoint.load(path, "backgammon", sets=True)
+    with pytest.raises(ValueError, match="one-sided race evaluator"):
+        SetTrainer.of(meta, "standard", 1e-3, 1)
+
+
+# --- training -----------------------------------------------------------------------------
+
+
+def _small_cfg(**kw):
+    from vrhcaby.learn.onesided import OneSidedConfig
+
+    return OneSidedConfig(**{"hidden": 16, "batch": 64, "back": 0.0, "grow": 0.5, **kw})
+
+
+@pytest.mark.slow
+def test_training_reaches_the_exact_values_of_small_sides() -> None:
+    """Fitted value iteration from the database outwards: after ten rounds the network's
+    mean rolls of small sides (a few checkers, anywhere) are near the plain recursion's."""
+    import torch
+
+    from vrhcaby.learn.onesided import train
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(2)
+    rows = []
+    for _ in range(60):
+        points = rng.integers(1, 16, size=rng.integers(1, 4))
+        row = [0] * 25
+        for p in points:
+            row[p - 1] += 1
+        rows.append(tuple(row))
+    cfg = _small_cfg(rounds=10, epochs=200, lr=1e-2, lr_final=1e-3)
+    net, history = train(cfg, np.array(rows, np.int8))
+    assert len(history) == 10 and history[-1]["mean_change"] < 0.01 < history[1]["mean_change"]
+    race = OneSidedRace(net)
+    outside = [r for r in rows if sum(r[6:]) > 0]
+    got = race.distributions(np.array(outside, np.int8))[:, 0] @ np.arange(K)
+    want = np.array([exact(r, 0) @ np.arange(K) for r in outside])
+    assert np.abs(got - want).mean() < 0.1, np.abs(got - want).mean()
+
+
+def test_an_interrupted_run_resumes_to_the_same_network(tmp_path, monkeypatch) -> None:
+    import torch
+
+    import vrhcaby.learn.onesided as training
+
+    torch.set_num_threads(1)
+    rows = np.array(SMALL_ROWS, np.int8)
+    cfg = _small_cfg(rounds=3, epochs=3)
+    whole, _ = training.train(cfg, rows)
+    partial = tmp_path / "run.partial.npz"
+    fit = training.fit
+    calls = []
+
+    def stopping_fit(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return fit(*args, **kwargs)
+
+    monkeypatch.setattr(training, "fit", stopping_fit)
+    with pytest.raises(KeyboardInterrupt):
+        training.train(cfg, rows, partial)
+    monkeypatch.setattr(training, "fit", fit)
+    resumed, history = training.train(cfg, rows, partial)
+    assert [h["round"] for h in history] == [0, 1, 2]
+    for a, b in zip(whole.layers(), resumed.layers(), strict=True):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_a_backup_spread_over_processes_is_the_same() -> None:
+    from vrhcaby.learn.onesided import spread_backup
+
+    rng = np.random.default_rng(4)
+    shapes = [(8, onesided.INPUTS), (8,), (onesided.OUTPUTS, 8), (onesided.OUTPUTS,)]
+    net = onesided.OneSidedNet(*[rng.normal(0, 0.3, s).astype(np.float32) for s in shapes])
+    rows = np.array(SMALL_ROWS * 3, np.int8)
+    one, reached_one = spread_backup(net, rows, 1)
+    two, reached_two = spread_backup(net, rows, 2)
+    np.testing.assert_allclose(one, two, atol=1e-6)  # batches of other sizes round apart
+    np.testing.assert_array_equal(reached_one, reached_two)

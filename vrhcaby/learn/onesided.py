@@ -55,12 +55,17 @@ log = logging.getLogger(__name__)
 class OneSidedConfig:
     """A one-sided training run (its TOML file's top level, and ``[starts]``)."""
 
+    name: str = "onesided-race"
+    """The run's name, recorded in the network's checkpoint (and so in a set holding it)."""
     out: str = "checkpoints/onesided-race.pt"
     """The network's checkpoint; ``<out>.partial.npz`` holds the run between rounds."""
     starts: StartsConfig = field(
         default_factory=lambda: StartsConfig("td-best", "race", games=50_000, seed=5)
     )
     """The race positions whose two sides' rows the run starts from (`vrhcaby.learn.starts`)."""
+    init_from: str = ""
+    """A one-sided race network's checkpoint whose weights the run starts from ("" fresh):
+    a run that carries on another's rounds."""
     hidden: int = 128
     rounds: int = 12
     epochs: int = 4
@@ -77,8 +82,12 @@ class OneSidedConfig:
     back: float = 0.05
     """Rows added once with a checker moved back into the opponent's home board, as a share."""
     seed: int = 1
+    jobs: int = 1
+    """Processes the backups are spread over (the fit runs in the main one)."""
 
     def __post_init__(self) -> None:
+        if self.jobs < 1:
+            raise ValueError(f"jobs must be at least 1, got {self.jobs}")
         if self.hidden < 1 or self.rounds < 1 or self.epochs < 1 or self.batch < 1:
             raise ValueError("hidden, rounds, epochs and batch must be at least 1")
         if not (0 < self.lr_final <= self.lr):
@@ -127,6 +136,28 @@ def backup(
     return out, np.concatenate(reached) if reached else np.zeros((0, 25), np.int8)
 
 
+def _backup_part(net: OneSidedNet, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`backup` in a worker process (its own evaluator, the database read there)."""
+    import torch
+
+    torch.set_num_threads(1)
+    return backup(OneSidedRace(net), rows)
+
+
+def spread_backup(net: OneSidedNet, rows: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
+    """`backup` of `rows` through `net`, split over `jobs` forked processes (the same
+    numbers as one process, to float32 rounding: each row's backup is its own)."""
+    if jobs == 1:
+        return backup(OneSidedRace(net), rows)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    parts = np.array_split(rows, jobs)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        done = list(pool.map(_backup_part, [net] * jobs, parts))
+    return np.concatenate([t for t, _ in done]), np.concatenate([r for _, r in done])
+
+
 def sent_back(rows: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
     """`count` rows drawn from `rows` with one checker moved back to a random point of
     the opponent's home board (19..24)."""
@@ -146,6 +177,25 @@ def _torch_model(hidden: int, seed: int):
     return torch.nn.Sequential(
         torch.nn.Linear(INPUTS, hidden), torch.nn.Sigmoid(), torch.nn.Linear(hidden, OUTPUTS)
     )
+
+
+def _start_model(cfg: OneSidedConfig):
+    """The run's first model: fresh, or `cfg.init_from`'s weights (a ValueError naming the
+    file if it is not a one-sided network of `cfg.hidden` units)."""
+    import torch
+
+    model = _torch_model(cfg.hidden, cfg.seed)
+    if cfg.init_from:
+        net = onesided.load(cfg.init_from).network
+        if net.hidden != cfg.hidden:
+            raise ValueError(
+                f"init_from {cfg.init_from} has {net.hidden} hidden units, the run {cfg.hidden}"
+            )
+        with torch.no_grad():
+            for layer, (w, b) in zip((model[0], model[2]), net.layers(), strict=True):
+                layer.weight.copy_(torch.from_numpy(w))
+                layer.bias.copy_(torch.from_numpy(b))
+    return model
 
 
 def _net_of(model) -> OneSidedNet:
@@ -249,16 +299,17 @@ class _State:
 
 
 def train(
-    cfg: OneSidedConfig, base: np.ndarray, partial: Path | None = None
+    cfg: OneSidedConfig, base: np.ndarray, partial: Path | None = None, start: Any = None
 ) -> tuple[OneSidedNet, list[dict]]:
     """The one-sided race network fitted by `cfg.rounds` rounds of backups over the rows
     `base` (N, 25) and those the backups reach; and each round's figures (the mean change
     of the expected rolls of `base`, round to round, is the iteration's convergence). With
-    `partial`, the run is saved there after every round and resumed from it."""
+    `partial`, the run is saved there after every round and resumed from it; `start` is
+    the model a fresh run starts from (default `_start_model`)."""
     state = _State.load(partial, cfg) if partial is not None and partial.is_file() else None
     if state is None:
         state = _State(
-            _torch_model(cfg.hidden, cfg.seed),
+            start if start is not None else _start_model(cfg),
             np.zeros((0, 25), np.int8),
             None,
             [],
@@ -268,7 +319,7 @@ def train(
     for r in range(len(state.history), cfg.rounds):
         start = time.perf_counter()
         pool = np.concatenate([base, state.extra])
-        targets, reached = backup(OneSidedRace(_net_of(model)), pool)
+        targets, reached = spread_backup(_net_of(model), pool, cfg.jobs)
         mean = targets[: len(base), 0] @ np.arange(K)
         previous = state.previous
         change = float(np.abs(mean - previous).mean()) if previous is not None else None
@@ -312,13 +363,14 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     try:
         cfg = load_config(OneSidedConfig, args.config, args.overrides)
+        start = _start_model(cfg)
         base = start_rows(cfg)
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = Path(cfg.out)
     partial = out.with_name(out.name + ".partial.npz")
-    net, history = train(cfg, base, partial)
+    net, history = train(cfg, base, partial, start)
     onesided.save(net, out, {**to_dict(cfg), "history": history, "start_rows": len(base)})
     partial.unlink(missing_ok=True)
     print(f"wrote {out}")
