@@ -356,3 +356,21 @@ def test_a_backup_spread_over_processes_is_the_same() -> None:
     two, reached_two = spread_backup(net, rows, 2)
     np.testing.assert_allclose(one, two, atol=1e-6)  # batches of other sizes round apart
     np.testing.assert_array_equal(reached_one, reached_two)
+
+
+def test_small_batches_in_numpy_are_the_kernels(tiny, monkeypatch) -> None:
+    """The plain numpy path of a small batch (a one-off hint: no numba loaded) gives the
+    kernels' numbers."""
+    race = onesided.load(tiny)
+    rows = np.array([*SMALL_ROWS, _row({20: 1, 1: 14}), _row({14: 1, 2: 14})], np.int8)
+    boards = _race_boards()
+    got = {}
+    for plain in (True, False):
+        monkeypatch.setattr(onesided, "in_numpy", lambda n, plain=plain: plain)
+        got[plain] = (
+            race.network.means(rows),
+            race.network.distributions(rows),
+            race.probabilities(boards),
+        )
+    for a, b in zip(got[True], got[False], strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-5)

@@ -213,9 +213,19 @@ class OneSidedNet:
     def _rows(self, rows: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(np.asarray(rows)[:, :POINTS], np.int8)
 
+    def _hidden_numpy(self, rows: np.ndarray) -> np.ndarray:
+        """The hidden layer (N, H) in plain numpy: a small batch while no kernel is
+        compiled (`vrhcaby.base.jit.in_numpy`), so a one-off hint loads no numba."""
+        x = self._bias + self._table[np.arange(POINTS), rows.astype(np.intp)].sum(axis=1)
+        hidden: np.ndarray = 1.0 / (1.0 + np.exp(-x))
+        return hidden
+
     def means(self, rows: np.ndarray) -> np.ndarray:
         """The network's mean rolls (N, 3) of each head for rows (N, 25)."""
         rows = self._rows(rows)
+        if in_numpy(len(rows)):
+            out = self._hidden_numpy(rows) @ self._w_means.T + self._b_means
+            return out * MEAN_SCALE
         out = np.empty((len(rows), len(HEADS)), np.float32)
         _means_kernel(rows, self._table, self._bias, self._w_means, self._b_means, out)
         return out * MEAN_SCALE
@@ -223,8 +233,11 @@ class OneSidedNet:
     def distributions(self, rows: np.ndarray) -> np.ndarray:
         """The network's distributions (N, 3, K) float32 of each head for rows (N, 25)."""
         rows = self._rows(rows)
-        hidden = np.empty((len(rows), self.hidden), np.float32)
-        _hidden_kernel(rows, self._table, self._bias, hidden)
+        if in_numpy(len(rows)):
+            hidden = self._hidden_numpy(rows).astype(np.float32)
+        else:
+            hidden = np.empty((len(rows), self.hidden), np.float32)
+            _hidden_kernel(rows, self._table, self._bias, hidden)
         logits = (hidden @ self.w2[: len(HEADS) * K].T + self.b2[: len(HEADS) * K]).reshape(
             -1, len(HEADS), K
         )
