@@ -52,9 +52,10 @@ def gnubg_command(position: str, dice: str) -> tuple[list[str], str]:
 
 
 def hint_command(position: str, dice: str, plies: int) -> list[str]:
-    """`vrhcaby hint` through `vrhcaby.cli.main`, in a fresh interpreter."""
-    code = "import sys, vrhcaby.cli.main as cli; sys.exit(cli.main(sys.argv[1:]))"
-    return [sys.executable, "-c", code, "hint", position, dice, "--plies", str(plies)]
+    """`vrhcaby hint` as the `vrhcaby` program runs it (`python -m vrhcaby.cli`: the
+    entry point, `vrhcaby.cli.main.main()`, with the program's arguments), in a fresh
+    interpreter."""
+    return [sys.executable, "-m", "vrhcaby.cli", "hint", position, dice, "--plies", str(plies)]
 
 
 def run(command: list[str], tree: Path, text: str | None = None) -> float:
