@@ -15,7 +15,6 @@ distributions from which `BearoffDB.probabilities` combines a race as GNU Backga
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import mmap
 import struct
@@ -29,9 +28,7 @@ from numpy.lib import format as npy
 
 from engine import bearoff
 from engine.classify import BEAROFF1, BEAROFF2, classify_boards
-from vrhcaby.base.files import cache_dir, save_atomic
-
-log = logging.getLogger(__name__)
+from vrhcaby.base.files import cache_dir, logger, save_atomic
 
 VERSION = 2
 """Bumped when the tables' definition changes, so that an old cache is not read."""
@@ -154,11 +151,13 @@ def _read(path: Path) -> BearoffDB | None:
         mapped = _map(path)
         arrays = {name: mapped[name] for name in (*TABLES, "checksum")}
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        log.warning("bear-off database %s is unreadable (%s): rebuilding it", path, exc)
+        logger(__name__).warning(
+            "bear-off database %s is unreadable (%s): rebuilding it", path, exc
+        )
         return None
     bad_shape = any(arrays[n].shape != _SHAPES[n] or arrays[n].dtype != np.float32 for n in TABLES)
     if bad_shape or not np.array_equal(arrays["checksum"], _checksum(arrays)):
-        log.warning("bear-off database %s is corrupt (checksum): rebuilding it", path)
+        logger(__name__).warning("bear-off database %s is corrupt (checksum): rebuilding it", path)
         return None
     return BearoffDB(**{name: arrays[name] for name in TABLES})
 
@@ -174,7 +173,7 @@ def load(file: Path | None = None) -> BearoffDB:
     file = path() if file is None else Path(file)
     db = _read(file)
     if db is None:
-        log.info("building the bear-off databases into %s", file)
+        logger(__name__).info("building the bear-off databases into %s", file)
         db = build()
         arrays = {name: getattr(db, name) for name in TABLES}
         save_atomic(file, {**arrays, "checksum": _checksum(arrays)})
