@@ -119,7 +119,10 @@ def test_main_called_with_arguments_leaves_the_collector_alone(capsys) -> None:
 # --- the bear-off cache's reader ------------------------------------------------------
 
 
-def test_mapped_arrays_are_what_np_load_reads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("maps", [True, False], ids=["mapped", "read where mmap fails"])
+def test_mapped_arrays_are_what_np_load_reads(tmp_path: Path, monkeypatch, maps: bool) -> None:
+    if not maps:
+        monkeypatch.setattr(bearoff_db.mmap, "mmap", _no_mmap)
     rng = np.random.default_rng(0)
     arrays: dict[str, np.ndarray] = {
         "c": rng.random((7, 5), dtype=np.float32),
@@ -139,6 +142,10 @@ def test_mapped_arrays_are_what_np_load_reads(tmp_path: Path) -> None:
             assert mapped[name].dtype == want.dtype and mapped[name].shape == want.shape
             np.testing.assert_array_equal(mapped[name], want)
             assert not mapped[name].flags.writeable  # views of the file, not copies
+
+
+def _no_mmap(*args: object, **kwargs: object) -> None:
+    raise OSError("this file system cannot map files")
 
 
 def test_a_compressed_truncated_or_misshapen_cache_is_not_read(tmp_path: Path, caplog) -> None:

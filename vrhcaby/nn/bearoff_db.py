@@ -119,12 +119,16 @@ _LOCAL_HEADER = struct.Struct("<4s22xHH")
 
 def _map(path: Path) -> dict[str, np.ndarray]:
     """The arrays of the uncompressed .npz `path` by name, read-only views of the file
-    mapped into memory. Raises OSError, ValueError or `zipfile.BadZipFile` when it is not
-    such a file."""
+    mapped into memory (of its bytes read whole, where the file system cannot map it).
+    Raises OSError, ValueError or `zipfile.BadZipFile` when it is not such a file."""
     with open(path, "rb") as f:
         with zipfile.ZipFile(f) as archive:
             members = archive.infolist()
-        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        data: mmap.mmap | bytes
+        try:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError:  # a file system that cannot map files: read it whole instead
+            data = path.read_bytes()
         arrays = {}
         for member in members:
             if member.compress_type != zipfile.ZIP_STORED:
