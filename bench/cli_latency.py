@@ -7,8 +7,10 @@ builds both), and the checkpoint load all count. One untimed run of each command
 writes the bytecode (so `PYTHONDONTWRITEBYTECODE` is dropped for the children) and fills
 numba's cache if it is empty. Then the commands take turns `--repeat` times, so that load
 from other processes falls on all of them alike; the table has the median wall time of
-each, and of `python -c pass`. The default network (`td`) is used; gnubg is Debian's
-command line (`gnubg -t`: 2-ply chequer play, then `hint`), shown when it is installed.
+each, and of `python -c pass` and `python -c 'import numpy'` (the floor under any
+answer), then how many positions meet the targets. The default network (`td`) is used;
+gnubg is Debian's command line (`gnubg -t`: 2-ply chequer play, then `hint`), shown when
+it is installed.
 
     python bench/cli_latency.py [--repeat 5] [--against DIR]
 
@@ -32,6 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The gnubg command (Debian installs it in /usr/games, often not on PATH), or None.
 GNUBG = shutil.which("gnubg") or shutil.which("gnubg", path="/usr/games")
 
+#: The wall seconds a cold 0-ply hint should stay under (issue #16); at 2 plies it should
+#: be no slower than gnubg's own 2-ply hint.
+ZERO_PLY_TARGET = 0.3
+
 #: (position ID, roll, kind): the README's contact example, a middle-game contact
 #: position, a race and a bear-off.
 POSITIONS = (
@@ -52,9 +58,10 @@ def gnubg_command(position: str, dice: str) -> tuple[list[str], str]:
 
 
 def hint_command(position: str, dice: str, plies: int) -> list[str]:
-    """`vrhcaby hint` through `vrhcaby.cli.main`, in a fresh interpreter."""
-    code = "import sys, vrhcaby.cli.main as cli; sys.exit(cli.main(sys.argv[1:]))"
-    return [sys.executable, "-c", code, "hint", position, dice, "--plies", str(plies)]
+    """`vrhcaby hint` as the `vrhcaby` program runs it (`python -m vrhcaby.cli`: the
+    entry point, `vrhcaby.cli.main.main()`, with the program's arguments), in a fresh
+    interpreter."""
+    return [sys.executable, "-m", "vrhcaby.cli", "hint", position, dice, "--plies", str(plies)]
 
 
 def run(command: list[str], tree: Path, text: str | None = None) -> float:
@@ -78,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         trees = {"before": args.against.resolve(), "after": ROOT}
     # (label, tree, command, stdin) for every timed cell, in the order they take turns.
     cells: list[tuple[str, Path, list[str], str | None]] = [
-        ("python -c pass", ROOT, [sys.executable, "-c", "pass"], None)
+        ("python -c pass", ROOT, [sys.executable, "-c", "pass"], None),
+        ("import numpy", ROOT, [sys.executable, "-c", "import numpy"], None),
     ]
     for position, dice, _ in POSITIONS:
         for plies in (0, 2):
@@ -107,7 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"cold starts, median wall seconds of {args.repeat} runs; the default network")
     print(f"  thread limits: {', '.join(limits) or 'none'}")
-    print(f"  python -c pass: {median['python -c pass']:.3f} s")
+    print(
+        f"  python -c pass: {median['python -c pass']:.3f} s; "
+        f"python -c 'import numpy': {median['import numpy']:.3f} s"
+    )
     head = [f"{plies}-ply {name}" for plies in (0, 2) for name in trees]
     print(
         f"  {'position':16} {'roll':4} {'kind':8} "
@@ -122,8 +133,15 @@ def main(argv: list[str] | None = None) -> int:
             + " ".join(f"{t:12.3f}" for t in row)
             + f" {gnubg}"
         )
-    if not GNUBG:
-        print("  (gnubg is not installed: apt-get install gnubg)")
+    mine, n = list(trees)[-1], len(POSITIONS)
+    fast = sum(median[f"{p} {d} 0 {mine}"] < ZERO_PLY_TARGET for p, d, _ in POSITIONS)
+    summary = f"  {mine}: 0-ply under {ZERO_PLY_TARGET} s on {fast} of {n} positions"
+    if GNUBG:
+        even = sum(median[f"{p} {d} 2 {mine}"] <= median[f"{p} {d} gnubg"] for p, d, _ in POSITIONS)
+        summary += f"; 2-ply no slower than gnubg's on {even} of {n}"
+    else:
+        summary += " (gnubg is not installed: apt-get install gnubg)"
+    print(summary)
     return 0
 
 

@@ -21,14 +21,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-#: Bumped when the manifest or the way arguments are keyed changes.
-FORMAT = 1
+#: Bumped when the manifest, its stamp's fingerprints or the way arguments are keyed change.
+FORMAT = 2
 
 MANIFEST = "vrhcaby-aot.json"
 _PREFIX = "vrhcaby_kernels_"
@@ -119,7 +120,7 @@ def _cpu() -> str:
     import platform
 
     text = "".join(lines) or f"{platform.machine()} {platform.processor()}"
-    return _sha256(text.encode())[:16]
+    return _fingerprint(text.encode())
 
 
 def _source(module: str) -> Path | None:
@@ -145,15 +146,17 @@ def _source(module: str) -> Path | None:
     return None
 
 
-def _sha256(data: bytes) -> str:
-    import hashlib  # not at import: it loads OpenSSL, which a 0-ply answer does not need
-
-    return hashlib.sha256(data).hexdigest()
+def _fingerprint(data: bytes) -> str:
+    """16 hex digits: the CRC-32 and the length of `data`. Enough to tell a changed
+    source (or another CPU) from the one a module was built from, which is all the stamp
+    guards against; and zlib costs nothing to load, where hashlib loads OpenSSL (several
+    milliseconds of each cold start that loads the module)."""
+    return f"{zlib.crc32(data):08x}{len(data) & 0xFFFFFFFF:08x}"
 
 
 def _digest(path: Path | None) -> str | None:
     try:
-        return _sha256(path.read_bytes()) if path else None
+        return _fingerprint(path.read_bytes()) if path else None
     except OSError:
         return None
 
@@ -269,7 +272,7 @@ def build(kernels: Iterable[Compilable], place: Path | None = None) -> Path | No
     for i, (k, _, keys) in enumerate(entries):
         exports.setdefault(k.key, []).append([keys, f"k{i}"])
     text = json.dumps([the_stamp, exports, [str(s) for _, s, _ in entries]], sort_keys=True)
-    name = _PREFIX + _sha256(text.encode())[:16]
+    name = _PREFIX + _fingerprint(text.encode())
     place.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=place) as tmp:
         cc = pycc.CC(name)

@@ -21,12 +21,26 @@ above the engine (`vrhcaby.nn.bearoff_db`); this module only reads them, in nump
 
 from __future__ import annotations
 
+import functools
+import math
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 POINTS = 6
 CHECKERS = 15
 SMALL = 6
 """Checkers per side in the two-sided database."""
+N_POSITIONS = math.comb(CHECKERS + POINTS, POINTS)
+"""54264: the bear-off positions (at most 15 checkers on 6 points)."""
+N_SMALL = math.comb(SMALL + POINTS, POINTS)
+"""924: the positions with at most 6 checkers, indices 0..923."""
+
+if TYPE_CHECKING:  # computed on first use (`__getattr__`)
+    POSITIONS: np.ndarray
+    """int8 (54264, 6): every bear-off position's counts on points 1..6, in index order."""
+    PIPS: np.ndarray
+    """int64 (54264,): each position's pip count."""
 
 
 def _enumerate() -> np.ndarray:
@@ -45,16 +59,31 @@ def _keys(counts: np.ndarray) -> np.ndarray:
     return keys
 
 
-POSITIONS = _enumerate()
-"""int8 (54264, 6): every bear-off position's counts on points 1..6, in index order."""
-N_POSITIONS = len(POSITIONS)
-N_SMALL = int((POSITIONS.sum(axis=1) <= SMALL).sum())
-"""924: the positions with at most 6 checkers, indices 0..923."""
-_SORTED_KEYS = _keys(POSITIONS)
-_KEY_ORDER = np.argsort(_SORTED_KEYS)
-_SORTED_KEYS = _SORTED_KEYS[_KEY_ORDER]
-PIPS = (POSITIONS.astype(np.int64) * np.arange(1, POINTS + 1)).sum(axis=1)
-"""int64 (54264,): each position's pip count."""
+@functools.cache
+def _positions() -> np.ndarray:
+    return _enumerate()
+
+
+@functools.cache
+def _pips() -> np.ndarray:
+    pips: np.ndarray = (_positions().astype(np.int64) * np.arange(1, POINTS + 1)).sum(axis=1)
+    return pips
+
+
+def __getattr__(name: str) -> np.ndarray:
+    """`POSITIONS` and `PIPS`, enumerated on first use: that costs tens of milliseconds,
+    which reading the tables (`index` counts, it does not search) does not need."""
+    if name == "POSITIONS":
+        return _positions()
+    if name == "PIPS":
+        return _pips()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: `_BINOM[a, k]`: the binomial coefficient C(a, k), for every a and k that `index` reads.
+_BINOM = np.array(
+    [[math.comb(a, k) for k in range(POINTS + 1)] for a in range(CHECKERS + POINTS)], np.int64
+)
 
 
 def index(counts: np.ndarray) -> np.ndarray:
@@ -66,9 +95,18 @@ def index(counts: np.ndarray) -> np.ndarray:
     counts = np.asarray(counts)
     if counts.shape[-1] != POINTS or counts.min(initial=0) < 0 or (counts.sum(-1) > 15).any():
         raise ValueError("a bear-off position is 6 counts (points 1..6), 15 checkers at most")
-    keys = _keys(counts)
-    at = np.searchsorted(_SORTED_KEYS, keys)
-    return _KEY_ORDER[at]
+    # Counted, not looked up: the C(n + 5, 6) positions with fewer checkers come first;
+    # then, point 6 down to 2, those with the points above equal and fewer checkers here,
+    # v < c of the `left` still to place, each with the C(left - v + j - 2, j - 2) ways to
+    # put the rest on the j - 1 points below (summed in closed form).
+    c = counts.astype(np.int64)
+    left = c.sum(axis=-1)
+    rank: np.ndarray = _BINOM[left + POINTS - 1, POINTS]
+    for j in range(POINTS, 1, -1):
+        here = c[..., j - 1]
+        rank = rank + _BINOM[left + j - 1, j - 1] - _BINOM[left - here + j - 1, j - 1]
+        left = left - here
+    return rank
 
 
 def row_index(rows: np.ndarray) -> np.ndarray:

@@ -7,13 +7,24 @@ that a reader never sees half a file; a read-only cache only costs recomputing n
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import logging
+
+
+def logger(name: str) -> logging.Logger:
+    """The logger `name` of a module that reports only what goes wrong with a cache.
+    logging is imported on the first report, not with the module: a command that reads a
+    sound cache (every `vrhcaby hint` that meets a bear-off) does not pay for its import,
+    several milliseconds."""
+    import logging
+
+    return logging.getLogger(name)
 
 
 def cache_dir() -> Path:
@@ -46,4 +57,4 @@ def save_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
     try:
         write_npz(path, arrays)
     except OSError as exc:
-        log.warning("could not cache %s: %s", path, exc)
+        logger(__name__).warning("could not cache %s: %s", path, exc)
