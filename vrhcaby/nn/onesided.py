@@ -31,14 +31,17 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine import bearoff
 from vrhcaby.base.jit import in_numpy, lazy_jit
 from vrhcaby.equity.outcomes import equity
-from vrhcaby.nn import bearoff_db, checkpoint
+from vrhcaby.nn import checkpoint
+
+if TYPE_CHECKING:
+    from vrhcaby.nn.bearoff_db import BearoffDB
 
 K = 40
 """Length of each distribution: 0..39 rolls (a race of 200 pips needs about 28)."""
@@ -282,9 +285,11 @@ class OneSidedRace:
     """How it was made (the training run's configuration and figures)."""
 
     @functools.cached_property
-    def _db(self) -> tuple[bearoff_db.BearoffDB, np.ndarray, np.ndarray]:
+    def _db(self) -> tuple[BearoffDB, np.ndarray, np.ndarray]:
         """The database and its mean rolls and first, read when a race first needs them
-        (a set is loaded for contact positions too)."""
+        (a set is loaded for contact positions too, and a hint of one reads no table)."""
+        from vrhcaby.nn import bearoff_db
+
         db = bearoff_db.database()
         rolls = np.arange(bearoff_db.MAX_ROLLS, dtype=np.float64)
         return db, db.rolls @ rolls, db.first @ rolls
