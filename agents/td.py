@@ -70,9 +70,10 @@ def _shipped_networks() -> Path:
 #: The shipped networks: `td:NAME` finds `NAME.pt` here from any working directory, in
 #: a checkout or an installed wheel.
 CHECKPOINTS = _shipped_networks()
-#: The network `td` alone loads: the project's shipped network, found beside the code
-#: whatever the working directory.
-SHIPPED = CHECKPOINTS / "td-best.pt"
+#: The network `td` alone loads: the project's shipped default, found beside the code
+#: whatever the working directory: a network set of `td-best.pt`'s network for contact and
+#: crashed positions, the one-sided race evaluator for races, the databases for bear-offs.
+SHIPPED = CHECKPOINTS / "td-set.pt"
 #: The pruning network of a network that has none of its own (`pruner_file`): fitted to
 #: `td-best.pt` (`vrhcaby.learn.prune`); ranking a roll's replies is about backgammon more
 #: than about one network, and the full network still picks among those it keeps.

@@ -7,7 +7,8 @@ compile the move generator and the network kernels on first use.
 It runs, in this one process and on numba's JIT, the commands whose kernels compile on
 first use: `moves` in each rule variant (the move generators), `hint` with each shipped
 network (its encoding's kernel, the evaluator's layers, the lawful-probability clamp), at
-1 ply for the standard ones and at 2 plies (pruned) for the default one, and a short
+1 ply for the standard ones and at 2 plies (pruned) for the default one on a contact
+position and a race (a set's race evaluator), and a short
 `rollout` (the luck adjustment's every-roll search). numba writes each compiled kernel
 beside its source (or under NUMBA_CACHE_DIR), where later processes load it. Then
 `engine.aot.build` compiles every kernel with the argument types those commands used into
@@ -32,6 +33,8 @@ from vrhcaby.nn.net import load_evaluator
 
 #: A position with contact (`vrhcaby moves 4HPwATDgc/ABMA 31` is the README's example).
 POSITION = "4HPwATDgc/ABMA"
+#: A race (`bench/cli_latency.py`'s): a set's race evaluator has kernels of its own.
+RACE = "7bZNAADbdpMAAA"
 
 
 def commands() -> Iterator[list[str]]:
@@ -41,6 +44,7 @@ def commands() -> Iterator[list[str]]:
     yield ["moves", POSITION, "31"]
     yield ["rollout", POSITION, "--trials", "4", "--no-progress"]  # the luck adjustment's
     yield ["hint", POSITION, "31", "--plies", "2", "-n", "1"]  # the default network, pruned
+    yield ["hint", RACE, "43", "--plies", "2", "-n", "1"]
     for network in sorted(CHECKPOINTS.glob("td-*.pt")):
         variant = load_evaluator(network).variant
         agent = f"td:{network.stem}"

@@ -357,7 +357,8 @@ def assemble(sources: Mapping[str, str]) -> NetworkSet:
     file) naming the class and what is wrong: a missing or unsound file, a class without
     a network, networks that cannot make one set (other variants, acey-deucey). The set's
     config records each class's source (``assembled``) and the run that made the network
-    it took (``assembled_runs``: the source's config name), so its recipe stays known."""
+    it took (``assembled_runs``: the source's config name, or for a network taken from an
+    assembled set the run that set records for it), so its recipe stays known."""
     unknown = sorted(set(sources) - set(SET_CLASSES))
     if unknown:
         raise ValueError(f"unknown class {unknown[0]!r:.40} (classes: {', '.join(SET_CLASSES)})")
@@ -377,7 +378,10 @@ def assemble(sources: Mapping[str, str]) -> NetworkSet:
             networks[name] = load_member(source, name)
         except checkpoint.CheckpointError as exc:
             raise checkpoint.CheckpointError(f"network set class {name}: {exc}") from None
-        runs[name] = str(getattr(networks[name], "config", {}).get("name", ""))
+        config = getattr(networks[name], "config", {})
+        # A network taken from an assembled set keeps the run that made it.
+        made = config.get("assembled_runs", {}).get(name) or config.get("name", "")
+        runs[name] = str(made)
     networks_set = from_networks(networks, fallback)
     networks_set.config["assembled"] = record
     networks_set.config["assembled_runs"] = runs
