@@ -44,37 +44,32 @@ def _done(row: tuple[int, ...], head: int) -> bool:
 
 
 @functools.cache
+def _recursion(row: tuple[int, ...], head: int, database: bool) -> np.ndarray:
+    out = np.zeros(K)
+    if database and sum(row[6:]) == 0 and head < 2:
+        db = bearoff_db.database()
+        out[:32] = (db.rolls if head == 0 else db.first)[int(bearoff.index(np.array(row[:6])))]
+        return out
+    if _done(row, head):
+        out[0] = 1.0
+        return out
+    for (a, b), w in zip(ROLLS, WEIGHTS, strict=True):
+        plays = _plays(row, (int(a), int(b)))
+        best = min(plays, key=lambda r: _recursion(r, head, database) @ np.arange(K))
+        out += w * _shift(_recursion(best, head, database))
+    return out
+
+
 def exact(row: tuple[int, ...], head: int) -> np.ndarray:
     """The distribution (K,) of rolls until `row` is done (head 0: all off, 1: a checker
     off, 2: none in the opponent's home board), each roll's play the one of least mean."""
-    out = np.zeros(K)
-    if _done(row, head):
-        out[0] = 1.0
-        return out
-    for (a, b), w in zip(ROLLS, WEIGHTS, strict=True):
-        best = min(_plays(row, (int(a), int(b))), key=lambda r: exact(r, head) @ np.arange(K))
-        out += w * _shift(exact(best, head))
-    return out
+    return _recursion(row, head, False)
 
 
-@functools.cache
 def exact_db(row: tuple[int, ...], head: int) -> np.ndarray:
     """As `exact`, with the bear-off database (itself checked against a plain recursion
     in tests/test_bearoff.py) for the sides at home: fast enough for 15 checkers."""
-    if sum(row[6:]) == 0 and head < 2:
-        db = bearoff_db.database()
-        index = int(bearoff.index(np.array(row[:6])))
-        out = np.zeros(K)
-        out[:32] = (db.rolls if head == 0 else db.first)[index]
-        return out
-    out = np.zeros(K)
-    if _done(row, head):
-        out[0] = 1.0
-        return out
-    for (a, b), w in zip(ROLLS, WEIGHTS, strict=True):
-        best = min(_plays(row, (int(a), int(b))), key=lambda r: exact_db(r, head) @ np.arange(K))
-        out += w * _shift(exact_db(best, head))
-    return out
+    return _recursion(row, head, True)
 
 
 class ExactValuer:
