@@ -21,9 +21,11 @@ afterstates a round of training compares. Its outputs are, per distribution (`HE
 `K` logits of "exactly n rolls" (softmax) and the distribution's mean in tens of rolls (so
 that a play can be chosen by its mean without the softmax).
 
-Three facts are exact and override the network: a side with a checker off has its first
+Four facts are exact and override the network: a side with a checker off has its first
 at 0 rolls; a side with no checker in the opponent's home board has its clear at 0; a side
-with every checker home is the database's.
+with every checker home is the database's; a side the network answers (a checker outside
+home) needs at least one roll for each (a softmax is never exactly 0 there). The race's
+probabilities then go through `vrhcaby.nn.lawful.obey_rules`, as every evaluator's do.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from engine import bearoff
 from vrhcaby.base.jit import in_numpy, lazy_jit
 from vrhcaby.equity.outcomes import equity
 from vrhcaby.nn import checkpoint
+from vrhcaby.nn.lawful import obey_rules
 
 if TYPE_CHECKING:
     from vrhcaby.nn.bearoff_db import BearoffDB
@@ -246,6 +249,7 @@ class OneSidedNet:
         )
         logits -= logits.max(axis=2, keepdims=True)
         p = np.exp(logits)
+        p[:, :, 0] = 0.0  # a side with a checker outside home needs a roll for anything
         p /= p.sum(axis=2, keepdims=True)
         return p
 
@@ -351,13 +355,13 @@ class OneSidedRace:
         `index[i]`) and the afterstates' movers."""
         if in_numpy(len(after)):
             on_roll = self.tables(waiting)[index]
-            p: np.ndarray = bearoff.race_outcome(on_roll, self.tables(after[:, 1]))
-            return p
-        d = self.distributions(np.concatenate([waiting, after[:, 1]]))
-        mover = np.arange(len(waiting), len(waiting) + len(after))
-        out = np.empty((len(after), 5), np.float32)
-        _race_kernel(d, np.ascontiguousarray(index, np.int64), mover, out)
-        return out
+            out: np.ndarray = bearoff.race_outcome(on_roll, self.tables(after[:, 1]))
+        else:
+            d = self.distributions(np.concatenate([waiting, after[:, 1]]))
+            mover = np.arange(len(waiting), len(waiting) + len(after))
+            out = np.empty((len(after), 5), np.float32)
+            _race_kernel(d, np.ascontiguousarray(index, np.int64), mover, out)
+        return obey_rules(np.ascontiguousarray(after, np.int8), out)  # as every evaluator's
 
     def probabilities_from(
         self, roots: np.ndarray, afterstates: np.ndarray, parent: np.ndarray
