@@ -254,6 +254,12 @@ def start_rows(cfg: OneSidedConfig) -> np.ndarray:
     return base[~_home(base)]
 
 
+def _resumable(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings a resumed run must share with the saved one: all but `jobs`, which
+    changes where the backups run, not what they compute."""
+    return {k: v for k, v in config.items() if k != "jobs"}
+
+
 @dataclass
 class _State:
     """A run between rounds: what `<out>.partial` holds."""
@@ -288,7 +294,7 @@ class _State:
             meta = json.loads(str(arrays.pop("meta")))
         except (OSError, ValueError, KeyError):
             return None
-        if meta.get("config") != to_dict(cfg):
+        if _resumable(meta.get("config", {})) != _resumable(to_dict(cfg)):
             log.warning("%s is of another config: starting afresh", path)
             return None
         model = _torch_model(cfg.hidden, cfg.seed)
