@@ -17,6 +17,7 @@ import gc
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -146,6 +147,39 @@ def test_mapped_arrays_are_what_np_load_reads(tmp_path: Path, monkeypatch, maps:
 
 def _no_mmap(*args: object, **kwargs: object) -> None:
     raise OSError("this file system cannot map files")
+
+
+def test_a_checked_cache_is_stamped_and_a_changed_one_checked_again(
+    tmp_path: Path, bear_off_cache, monkeypatch, caplog
+) -> None:
+    """A sound file that has settled is stamped, and read again without its checksum; one
+    just written is not stamped; a file changed since its stamp is checked again (and a
+    damaged one refused)."""
+    path = tmp_path / "bearoff.npz"
+    shutil.copyfile(bearoff_db.path(), path)
+    stamp = path.with_name(f"{path.name}.verified")
+    assert bearoff_db._read(path) is not None
+    assert not stamp.exists()  # just written: a write in the same clock tick could hide
+    old = path.stat().st_mtime_ns - 60 * 10**9
+    os.utime(path, ns=(old, old))
+    assert bearoff_db._read(path) is not None and stamp.exists()
+    with monkeypatch.context() as m:
+        m.setattr(bearoff_db, "_checksum", _no_checksum)
+        assert bearoff_db._read(path) is not None  # the stamp vouches for the file
+        with np.load(path) as data:
+            arrays = dict(data)
+        arrays["win"][5, 7] += 0.25  # damage under the stored checksum
+        write_npz(path, arrays)
+        os.utime(path, ns=(old - 10**9, old - 10**9))  # changed, and settled again
+        with pytest.raises(AssertionError, match="checksum"):
+            bearoff_db._read(path)  # the stamp no longer matches: checked again
+    caplog.set_level(logging.WARNING)
+    assert bearoff_db._read(path) is None
+    assert "corrupt" in caplog.text
+
+
+def _no_checksum(arrays: object) -> None:
+    raise AssertionError("the checksum was computed")
 
 
 def test_a_compressed_truncated_or_misshapen_cache_is_not_read(tmp_path: Path, caplog) -> None:

@@ -289,14 +289,12 @@ class OneSidedRace:
     """How it was made (the training run's configuration and figures)."""
 
     @functools.cached_property
-    def _db(self) -> tuple[BearoffDB, np.ndarray, np.ndarray]:
-        """The database and its mean rolls and first, read when a race first needs them
-        (a set is loaded for contact positions too, and a hint of one reads no table)."""
+    def _db(self) -> BearoffDB:
+        """The database, read when a race first needs it (a set is loaded for contact
+        positions too, and a hint of one reads no table)."""
         from vrhcaby.nn import bearoff_db
 
-        db = bearoff_db.database()
-        rolls = np.arange(bearoff_db.MAX_ROLLS, dtype=np.float64)
-        return db, db.rolls @ rolls, db.first @ rolls
+        return bearoff_db.database()
 
     def means(self, rows: np.ndarray) -> np.ndarray:
         """Mean rolls (N, 3) of each head for one side's rows (N, 25): what a side playing
@@ -306,11 +304,11 @@ class OneSidedRace:
         home = _home(rows)
         if (~home).any():
             out[~home] = self.network.means(rows[~home])
-        if home.any():
-            _, rolls_mean, first_mean = self._db
-            index = bearoff.row_index(rows[home])
-            out[home, 0] = rolls_mean[index]
-            out[home, 1] = first_mean[index]
+        if home.any():  # the mean of each row read, not of the whole table: a hint is one
+            db, index = self._db, bearoff.row_index(rows[home])
+            rolls = np.arange(db.rolls.shape[1], dtype=np.float64)
+            out[home, 0] = db.rolls[index] @ rolls
+            out[home, 1] = db.first[index] @ rolls
         off, clear = _exact_facts(rows)
         out[off, 1] = 0.0
         out[clear, 2] = 0.0
@@ -324,7 +322,7 @@ class OneSidedRace:
         if (~home).any():
             out[~home] = self.network.distributions(rows[~home])
         if home.any():
-            db = self._db[0]
+            db = self._db
             index = bearoff.row_index(rows[home])
             out[home, 0] = _padded(db.rolls[index])
             out[home, 1] = _padded(db.first[index])
