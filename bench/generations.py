@@ -45,6 +45,13 @@ GENERATIONS = (
         "configs/distill/contact1-labels.toml + contact1-fit.toml; race.toml + race-extend.toml",
         3.4,
     ),
+    # Taught by the best searcher's 2-ply (teacher-contact2.pt), with the one-sided race.
+    (
+        "contact2",
+        "td:td-contact-gen2",
+        "configs/distill/contact2-labels.toml + contact2-fit.toml; onesided-race.toml",
+        2.5,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 
