@@ -86,6 +86,22 @@ def test_classes_keep_the_labels_of_their_class_only(labels: Path) -> None:
         DistillConfig(classes=("races",))
 
 
+def test_shards_keeps_the_first_shards_of_each_folder(labels: Path) -> None:
+    """`distill.shards` reads the shards whose index is below it, so a fit repeats on the
+    labels it saw while its label run grows; every shard otherwise."""
+    every = DistillConfig(holdout_every=0)
+    first_two = DistillConfig(holdout_every=0, shards=2)
+    fitted_all, _ = load_labels([labels], NET, every)
+    fitted_two, _ = load_labels([labels], NET, first_two)
+    shard_2 = Shard.load(labels / "shard-00002.npz")
+    assert 0 < len(fitted_two) == len(fitted_all) - len(shard_2.after)
+    assert len(load_labels([labels], NET, DistillConfig(holdout_every=0, shards=9))[0]) == len(
+        fitted_all
+    )
+    with pytest.raises(ValueError, match="shards"):
+        DistillConfig(shards=-1)
+
+
 def reference_loss(
     model: torch.nn.Module,
     inputs: torch.Tensor,

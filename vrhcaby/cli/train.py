@@ -620,7 +620,7 @@ def distillation(cfg: TrainConfig, game: Game) -> Distillation:
     """A distillation run's trainer and students, their generators seeded by `seed`, the
     labels checked: label folders with shards, all labelled by one teacher at one depth.
     A network set as `init_from` makes a set's trainer (the config's `net` unused)."""
-    files = shard_files(cfg.distill.labels)
+    files = shard_files(cfg.distill.labels, cfg.distill.shards)
     source = label_source(files)
     d = cfg.distill
     is_set, meta = is_set_checkpoint(cfg.init_from)

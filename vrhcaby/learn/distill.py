@@ -60,6 +60,9 @@ class DistillConfig:
     ranks plays: an error shared by all plays of a decision changes no choice)."""
     classes: tuple[str, ...] = ()
     """Fit only afterstates of these classes (`engine.classify_boards`; empty: all)."""
+    shards: int = 0
+    """Read only the shards whose index is below this in each folder (0: all of them), so
+    that a fit can be repeated on the labels it saw while its label run grows."""
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -68,8 +71,10 @@ class DistillConfig:
             )
         if not 0 < self.lr_end <= self.lr:
             raise ValueError(f"need 0 < lr_end <= lr, got {self.lr_end}, {self.lr}")
-        if self.holdout_every < 0 or self.equity_weight < 0 or self.rank_weight < 0:
-            raise ValueError("holdout_every, equity_weight and rank_weight must be 0 or more")
+        if min(self.holdout_every, self.shards, self.equity_weight, self.rank_weight) < 0:
+            raise ValueError(
+                "holdout_every, shards, equity_weight and rank_weight must be 0 or more"
+            )
         for name in self.classes:
             if name not in NAMES:
                 known = ", ".join(dict.fromkeys(NAMES))
@@ -98,17 +103,25 @@ class LabelSet:
         return len(self.after)
 
 
-def shard_files(folders: Sequence[str | Path]) -> list[Path]:
-    """The shard files of label runs, in order; a ValueError naming a folder without any."""
+def shard_files(folders: Sequence[str | Path], below: int = 0) -> list[Path]:
+    """The shard files of label runs, in order (those whose index is below `below`, when
+    it is not 0); a ValueError naming a folder without any."""
     files = []
     for folder in folders:
         if not Path(folder).is_dir():
             raise ValueError(f"label folder {folder} not found")
         found = sorted(Path(folder).glob("shard-*.npz"))
+        if below:
+            found = [f for f in found if _index(f) < below]
         if not found:
             raise ValueError(f"no label shards in {folder}")
         files += found
     return files
+
+
+def _index(file: Path) -> int:
+    """A shard file's index (shard-00042.npz: 42)."""
+    return int(file.stem.split("-")[-1])
 
 
 #: What a shard's label config (`vrhcaby.learn.labels.LabelConfig`) says of its targets:
@@ -144,8 +157,8 @@ def load_labels(
     """The fitted and the held-out labels of the shards in `folders`, encoded for `net`."""
     fitted: list[Shard] = []
     held: list[Shard] = []
-    for file in shard_files(folders):
-        index = int(file.stem.split("-")[-1])
+    for file in shard_files(folders, config.shards):
+        index = _index(file)
         keep = config.holdout_every and index % config.holdout_every == 0
         (held if keep else fitted).append(Shard.load(file))
     return _label_set(fitted, net, config), _label_set(held, net, config)
