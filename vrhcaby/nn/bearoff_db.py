@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import math
 import mmap
-import os
 import struct
 import time
 import zipfile
@@ -35,6 +34,7 @@ from numpy.lib import format as npy
 from engine import bearoff
 from engine.classify import BEAROFF1, BEAROFF2, classify_boards
 from vrhcaby.base.files import cache_dir, logger, save_atomic
+from vrhcaby.nn.checkpoint import write_atomic
 
 VERSION = 2
 """Bumped when the tables' definition changes, so that an old cache is not read."""
@@ -203,10 +203,7 @@ def _sound(path: Path, arrays: dict[str, np.ndarray]) -> bool:
         return False
     try:
         if time.time() - path.stat().st_mtime > _SETTLED:
-            stamp = _stamp_path(path)
-            tmp = stamp.with_name(f".{stamp.name}.{os.getpid()}.tmp")
-            tmp.write_text(_stamp(path, arrays["checksum"]))
-            tmp.replace(stamp)
+            write_atomic(_stamp_path(path), _stamp(path, arrays["checksum"]))
     except OSError:
         pass  # an unwritable cache: the next read checks again
     return True
