@@ -23,7 +23,7 @@ from vrhcaby.learn import distill
 from vrhcaby.learn.distill import DistillConfig, fit_epoch, held_out, load_labels
 from vrhcaby.learn.labels import LabelConfig, Shard, make_shard, shard_meta
 from vrhcaby.learn.students import SHUFFLE
-from vrhcaby.nn import checkpoint, netset
+from vrhcaby.nn import checkpoint, netset, onesided
 from vrhcaby.nn.bearoff_db import database
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model, load_evaluator
 from vrhcaby.play.tournament import play_pair
@@ -391,6 +391,102 @@ def test_a_fitted_set_loads_plays_and_resumes_exactly(
     assert got.keys() == want.keys() and f"{SHUFFLE}/race" in got
     for key in want:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+
+
+@pytest.fixture(scope="module")
+def onesided_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """td-80's network for contact (crashed falling back) and a one-sided race evaluator
+    of random weights."""
+    rng = np.random.default_rng(5)
+    shapes = [(8, onesided.INPUTS), (8,), (onesided.OUTPUTS, 8), (onesided.OUTPUTS,)]
+    race = onesided.OneSidedNet(*(rng.normal(0, 0.3, s).astype(np.float32) for s in shapes))
+    folder = tmp_path_factory.mktemp("onesided")
+    onesided.save(race, folder / "race.pt")
+    teacher = load_evaluator(TEACHER)
+    assert isinstance(teacher, Evaluator)
+    networks = {"contact": teacher, "race": onesided.load(folder / "race.pt")}
+    return netset.save(netset.from_networks(networks, {"crashed": "contact"}), folder / "set.pt")
+
+
+def test_a_set_with_the_one_sided_race_fits_its_network_and_carries_the_race(
+    tmp_path: Path, labels: Path, onesided_set: Path
+) -> None:
+    """The contact network is fitted as a single run of the contact and crashed labels
+    is; the one-sided race evaluator is in every checkpoint bit for bit, and the run
+    resumes exactly."""
+    config = write_config(tmp_path / "set", labels, init_from=f'"{onesided_set}"')
+    code, _, err = run_train(config)
+    assert code == 0, err
+    got = saved(tmp_path / "set" / "ck", EPOCHS)
+    single = write_config(tmp_path / "single", labels)
+    code, _, err = run_train(single, "--set", 'distill.classes=["contact", "crashed"]')
+    assert code == 0, err
+    want = saved(tmp_path / "single" / "ck", EPOCHS)
+    for key in ("model/0.weight", "model/0.bias", "model/2.weight", "model/2.bias"):
+        np.testing.assert_array_equal(got[f"set/contact/{key}"], want[key], err_msg=key)
+    start, _ = checkpoint.load(onesided_set, "backgammon", sets=True)
+    race = [key for key in start if key.startswith("set/race/")]
+    assert len(race) == 4
+    for key in race:
+        np.testing.assert_array_equal(got[key], start[key], err_msg=key)
+    best = load_evaluator(tmp_path / "set" / "ck" / "fit-best.pt")
+    assert isinstance(best, netset.NetworkSet)
+    assert isinstance(best.networks["race"], onesided.OneSidedRace)
+    (tmp_path / "set" / "ck" / f"fit-g{EPOCHS:09d}.pt").unlink()
+    code, out, err = run_train(config, "--resume")
+    assert code == 0 and f"after epoch {EPOCHS - 1}" in out, err
+    resumed = saved(tmp_path / "set" / "ck", EPOCHS)
+    for key in got:
+        np.testing.assert_array_equal(resumed[key], got[key], err_msg=key)
+
+
+def test_grow_fits_a_wider_network_split_from_the_sets(
+    tmp_path: Path, labels: Path, onesided_set: Path
+) -> None:
+    """`distill.grow`: the contact network becomes the run's `[net]` (80 -> 96 hidden
+    units), its new units copies of saved ones, so the set first values positions almost
+    as before; the fit then moves it, and the race evaluator stays as it was."""
+    from vrhcaby.learn.students import SetTrainer
+
+    arrays, meta = checkpoint.load(onesided_set, "backgammon", sets=True)
+    wide = NetConfig(encoding="tesauro", hidden=(96,))
+    trainer = SetTrainer.of(meta, "standard", 1e-3, 1, {"contact": wide})
+    trainer.warm_start(arrays, meta, torch.Generator().manual_seed(3))
+    grown = trainer.network_set({})
+    before = load_evaluator(onesided_set)
+    assert grown.networks["contact"].net == wide
+    boards = lockstep_positions(30, seed=4)[1]
+    np.testing.assert_allclose(grown.probabilities(boards), before.probabilities(boards), atol=0.01)
+    assert np.abs(grown.probabilities(boards) - before.probabilities(boards)).max() > 0
+    config = write_config(tmp_path, labels, init_from=f'"{onesided_set}"')
+    changes = ["--set", "net.hidden=[96]", "--set", 'distill.grow=["contact"]']
+    code, _, err = run_train(config, *changes)
+    assert code == 0, err
+    fitted = saved(tmp_path / "ck", EPOCHS)
+    assert fitted["set/contact/model/0.weight"].shape == (96, 198)
+    for key in [k for k in arrays if k.startswith("set/race/")]:
+        np.testing.assert_array_equal(fitted[key], arrays[key], err_msg=key)
+    assert (
+        np.abs(
+            load_evaluator(tmp_path / "ck" / "fit-best.pt").probabilities(boards)
+            - grown.probabilities(boards)
+        ).max()
+        > 0.001
+    )
+
+
+def test_grow_names_what_it_cannot_grow(tmp_path: Path, labels: Path, onesided_set: Path) -> None:
+    config = write_config(tmp_path, labels, init_from=f'"{onesided_set}"')
+    wider = ["--set", "net.hidden=[96]"]
+    one_line_error(run_train(config, *wider, "--set", 'distill.grow=["race"]'), "one-sided")
+    one_line_error(
+        run_train(config, *wider, "--set", 'distill.grow=["crashed"]'), "no network of its own"
+    )
+    one_line_error(run_train(config, *wider, "--set", 'distill.grow=["bearoff"]'), "unknown class")
+    narrower = ["--set", "net.hidden=[40]", "--set", 'distill.grow=["contact"]']
+    one_line_error(run_train(config, *narrower), "cannot start a 198-40-5")
+    single = write_config(tmp_path / "single", labels)
+    one_line_error(run_train(single, *wider, "--set", 'distill.grow=["contact"]'), "is not one")
 
 
 def test_with_evaluations_the_best_is_the_evaluations(tmp_path: Path, labels: Path) -> None:

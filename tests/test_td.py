@@ -298,6 +298,46 @@ def test_warm_start_grows_the_network_and_plays_as_the_saved_one(base, encoding,
         assert (moved["model/2.weight"][:, 6:] != 0).any()
 
 
+@pytest.mark.parametrize(("base", "encoding"), [("rich", "rich"), ("expert", "contact")])
+def test_a_split_warm_start_copies_saved_units_and_plays_almost_as_the_saved_one(
+    base, encoding
+) -> None:
+    """Net2WiderNet growth of two hidden layers (6, 4) -> (10, 9): every new unit is a
+    saved unit's copy (its incoming weights, up to the noise, and bias), the copies of a
+    unit share its outgoing weights, and the grown network values positions as the saved
+    one did up to that noise."""
+    cpu = torch.device("cpu")
+    small = Trainer(NetConfig(base, (6, 4)), TDConfig(batch_games=8), "standard", 8, 3, cpu)
+    small.round()
+    arrays, meta = small.state()
+    big = Trainer(NetConfig(encoding, (10, 9)), TDConfig(batch_games=8), "standard", 8, 4, cpu)
+    big.warm_start(arrays, meta, split=torch.Generator().manual_seed(7))
+    grown, old = big.weights(), small.net.inputs
+    w0, w1, w2 = (grown[f"model/{i}.weight"] for i in (0, 2, 4))
+    np.testing.assert_array_equal(w0[:6, :old], arrays["model/0.weight"])
+    assert not w0[:6, old:].any()
+    for j in range(6, 10):  # a copy of one saved unit, a little apart from it
+        gaps = np.abs(w0[j, :old] - arrays["model/0.weight"]).max(axis=1)
+        source = int(gaps.argmin())
+        assert 0 < gaps[source] < 0.1 * np.abs(arrays["model/0.weight"]).max()
+        assert grown["model/0.bias"][j] == arrays["model/0.bias"][source]
+    # a saved unit's outgoing weights are shared by it and its copies: the sums are the same
+    sums = np.zeros((9, 6), np.float32)
+    for j in range(10):
+        sources = np.abs(w0[j, :old] - arrays["model/0.weight"]).max(axis=1)
+        sums[:, int(sources.argmin())] += w1[:, j]
+    np.testing.assert_allclose(sums[:4], arrays["model/2.weight"], rtol=1e-5, atol=1e-7)
+    assert w2.shape == (5, 9) and np.abs(w2).sum() == pytest.approx(
+        np.abs(arrays["model/4.weight"]).sum(), rel=1e-5
+    )
+    after = random_positions(40, seed=5)[1]
+    np.testing.assert_allclose(
+        Evaluator(big.net, weights_from_model(big.model)).probabilities(after),
+        Evaluator(small.net, weights_from_model(small.model)).probabilities(after),
+        atol=0.01,
+    )
+
+
 def test_warm_start_refuses_what_it_cannot_grow() -> None:
     cpu = torch.device("cpu")
     rich = Trainer(NetConfig("rich", (6,)), TDConfig(batch_games=8), "standard", 8, 3, cpu)

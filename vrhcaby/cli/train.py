@@ -413,7 +413,9 @@ def start_fresh(
     elif cfg.init_from:
         source = Path(cfg.init_from)
         warm = checkpoint.load(source, "backgammon", sets=isinstance(trainer, SetTrainer))
-        restore("init_from", source, lambda: trainer.warm_start(*warm))
+        # a distillation run grows a network by splitting its units (`grown_state`)
+        split = torch.Generator().manual_seed(cfg.seed) if cfg.distilling else None
+        restore("init_from", source, lambda: trainer.warm_start(*warm, split))
         print(f"started from the network of {cfg.init_from}", flush=True)
     return record
 
@@ -619,15 +621,22 @@ def _mean(values: list[tuple[float, int]]) -> float:
 def distillation(cfg: TrainConfig, game: Game) -> Distillation:
     """A distillation run's trainer and students, their generators seeded by `seed`, the
     labels checked: label folders with shards, all labelled by one teacher at one depth.
-    A network set as `init_from` makes a set's trainer (the config's `net` unused)."""
+    A network set as `init_from` makes a set's trainer (the config's `net` is the shape
+    of the networks of the classes in `distill.grow`, and otherwise unused)."""
     files = shard_files(cfg.distill.labels, cfg.distill.shards)
     source = label_source(files)
     d = cfg.distill
     is_set, meta = is_set_checkpoint(cfg.init_from)
     trainer: Trainer | SetTrainer
     if is_set:
-        trainer = SetTrainer.of(meta, cfg.variant, d.lr, cfg.seed)
+        grow = dict.fromkeys(d.grow, cfg.net)
+        trainer = SetTrainer.of(meta, cfg.variant, d.lr, cfg.seed, grow)
         students = trainer.students(d.labels, d, cfg.seed)
+    elif d.grow:
+        raise ValueError(
+            f"distill.grow names classes of a network set, but init_from {cfg.init_from!r:.80} "
+            "is not one"
+        )
     else:
         adam = replace(cfg.td, optimizer="adam", lr=d.lr, lr_end=d.lr_end)
         trainer = Trainer.for_game(game, adam, d.epochs, cfg.seed, torch.device("cpu"))

@@ -29,6 +29,7 @@ import engine
 from engine.classify import NAMES
 from vrhcaby.equity.outcomes import equity
 from vrhcaby.learn.labels import Shard
+from vrhcaby.nn.checkpoint import SET_CLASSES
 from vrhcaby.nn.lawful import obey_rules
 from vrhcaby.nn.net import NetConfig, joint
 
@@ -63,6 +64,10 @@ class DistillConfig:
     shards: int = 0
     """Read only the shards whose index is below this in each folder (0: all of them), so
     that a fit can be repeated on the labels it saw while its label run grows."""
+    grow: tuple[str, ...] = ()
+    """Classes of an `init_from` network set whose networks are fitted as networks of the
+    run's `[net]`, grown from the set's (wider hidden layers, an encoding that extends
+    theirs: `vrhcaby.learn.trainer.grown_state`); the others keep their shape."""
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -79,6 +84,10 @@ class DistillConfig:
             if name not in NAMES:
                 known = ", ".join(dict.fromkeys(NAMES))
                 raise ValueError(f"unknown distill class {name!r:.40} (known: {known})")
+        for name in self.grow:
+            if name not in SET_CLASSES:
+                known = ", ".join(SET_CLASSES)
+                raise ValueError(f"distill.grow: unknown class {name!r:.40} (classes: {known})")
 
 
 @dataclass(frozen=True)

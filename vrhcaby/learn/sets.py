@@ -318,7 +318,12 @@ class SetTDTrainer(Trainer):
         }
         return arrays, meta
 
-    def warm_start(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    def warm_start(
+        self,
+        arrays: dict[str, np.ndarray],
+        meta: dict[str, Any],
+        split: torch.Generator | None = None,
+    ) -> None:
         raise ValueError("a set run takes its networks from netset and init_from (`resolve`)")
 
     def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:

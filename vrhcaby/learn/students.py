@@ -25,11 +25,17 @@ from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig
 from vrhcaby.learn.distill import DistillConfig, LabelSet, load_labels
 from vrhcaby.learn.selfplay import weights_from_model
-from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state, set_weights
+from vrhcaby.learn.trainer import (
+    Trainer,
+    grown_state,
+    load_optimizer_state,
+    optimizer_state,
+    set_weights,
+)
 from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.checkpoint import SET_CLASSES
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model
-from vrhcaby.nn.netset import NetworkSet, from_networks
+from vrhcaby.nn.netset import ClassNetwork, NetworkSet, from_networks
 
 #: Where a checkpoint keeps the state of a student's generator (a set's: ``/<class>``).
 SHUFFLE = "rng/shuffle"
@@ -70,7 +76,11 @@ class SetTrainer:
     """A network set's networks fitted together: their models, one Adam optimizer, the
     epochs done (`games`, as a `Trainer` counts); the state of a checkpoint in the
     network-set layout (`vrhcaby.nn.checkpoint`), which plays as a set wherever a
-    network plays (`vrhcaby.nn.net.load_evaluator`)."""
+    network plays (`vrhcaby.nn.net.load_evaluator`).
+
+    A one-sided race evaluator (`vrhcaby.nn.onesided`) in the set is carried as it is:
+    it is no network of the set's inputs to fit, and the race it answers has no student.
+    """
 
     def __init__(
         self,
@@ -79,8 +89,11 @@ class SetTrainer:
         variant: str,
         lr: float,
         seed: int,
+        carried: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
-        checkpoint.check_classes(nets, dict(fallback))
+        self.carried = dict(carried or {})
+        """Class -> the description of a one-sided race evaluator the set keeps unfitted."""
+        checkpoint.check_classes([*nets, *self.carried], dict(fallback))
         self.nets = dict(nets)
         self.fallback = dict(fallback)
         self.variant = variant
@@ -89,27 +102,39 @@ class SetTrainer:
         """The contact network's game: its `report` reads any backgammon evaluation."""
         torch.manual_seed(seed)
         self.models = {name: build_model(net) for name, net in self.nets.items()}
+        self.carried_arrays: dict[str, dict[str, np.ndarray]] = {}
+        """The carried evaluators' ``model/...`` arrays (`warm_start` reads them)."""
         params = [p for model in self.models.values() for p in model.parameters()]
         self.optimizer = torch.optim.Adam(params, lr=lr)
         self.games = 0
 
     @classmethod
-    def of(cls, meta: dict[str, Any], variant: str, lr: float, seed: int) -> SetTrainer:
-        """The trainer of the set a checkpoint's meta describes (fresh weights); a
-        ValueError for a set whose race is the one-sided evaluator, which is not fitted
-        to labels."""
-        if any(onesided.is_onesided(d) for d in meta["networks"].values()):
-            raise ValueError(
-                "a set whose race network is the one-sided race evaluator cannot be fitted "
-                "to labels: fit a set with a race network (or none) and put the one-sided "
-                "one in afterwards (vrhcaby netset --race)"
-            )
-        nets = {name: NetConfig.from_dict(d) for name, d in meta["networks"].items()}
-        return cls(nets, meta.get("fallback", {}), variant, lr, seed)
+    def of(
+        cls,
+        meta: dict[str, Any],
+        variant: str,
+        lr: float,
+        seed: int,
+        grow: Mapping[str, NetConfig] | None = None,
+    ) -> SetTrainer:
+        """The trainer of the set a checkpoint's meta describes (fresh weights), its
+        networks of the classes in `grow` of that shape instead (`warm_start` grows the
+        set's into them); a ValueError for a class in `grow` without a network to fit."""
+        grow = dict(grow or {})
+        nets, carried = {}, {}
+        for name, description in meta["networks"].items():
+            if onesided.is_onesided(description):
+                carried[name] = description
+            else:
+                nets[name] = grow.pop(name, NetConfig.from_dict(description))
+        for name in grow:
+            why = "the one-sided race evaluator" if name in carried else "no network of its own"
+            raise ValueError(f"distill.grow: class {name}'s network in init_from is {why}")
+        return cls(nets, meta.get("fallback", {}), variant, lr, seed, carried)
 
     def answerer(self, name: str) -> str:
         """The class whose network answers class `name`."""
-        return name if name in self.nets else self.fallback[name]
+        return name if name in self.nets or name in self.carried else self.fallback[name]
 
     def students(self, folders: tuple[str, ...], config: DistillConfig, seed: int) -> list[Student]:
         """One student per network that has labels to fit: those of the classes it
@@ -128,36 +153,68 @@ class SetTrainer:
                 out.append(Student(name, model, fitted, held, seeded(seed)))
         return out
 
-    def warm_start(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-        """Start from a set's networks (`init_from`): the same classes and networks."""
-        self._check(meta)
+    def warm_start(
+        self,
+        arrays: dict[str, np.ndarray],
+        meta: dict[str, Any],
+        split: torch.Generator | None = None,
+    ) -> None:
+        """Start from a set's networks (`init_from`, or a checkpoint of this run): the
+        same classes, each network the run's or one that grows to it (`grown_state`, new
+        units split from the saved ones with `split`), the carried evaluators as they
+        are; a ValueError naming what does not fit."""
+        saved = meta.get("networks", {})
+        carried = {name for name, d in saved.items() if onesided.is_onesided(d)}
+        if set(saved) != set(self.nets) | set(self.carried) or carried != set(self.carried):
+            raise ValueError(
+                f"holds the networks {self._describe(meta)}, but the run fits "
+                f"{', '.join(f'{n} {net.describe()}' for n, net in self.nets.items())}"
+            )
+        if meta.get("fallback", {}) != self.fallback:
+            raise ValueError(
+                f"falls back {meta.get('fallback', {})}, but the run's set {self.fallback}"
+            )
         for name, model in self.models.items():
             member, _ = checkpoint.set_member(arrays, meta, name)
-            model.load_state_dict(
-                {
-                    key[len("model/") :]: torch.from_numpy(np.array(a, np.float32))
-                    for key, a in member.items()
-                    if key.startswith("model/")
-                }
-            )
+            try:
+                state = grown_state(
+                    model, member, NetConfig.from_dict(saved[name]), self.nets[name], split
+                )
+            except ValueError as exc:
+                raise ValueError(f"network set class {name}: {exc}") from None
+            model.load_state_dict(state)
+        for name in self.carried:
+            member, _ = checkpoint.set_member(arrays, meta, name)
+            self.carried[name] = saved[name]
+            self.carried_arrays[name] = {k: np.array(a) for k, a in member.items()}
 
-    def _check(self, meta: dict[str, Any]) -> None:
-        saved = {name: NetConfig.from_dict(d) for name, d in meta.get("networks", {}).items()}
-        if saved != self.nets or meta.get("fallback", {}) != self.fallback:
-            held = ", ".join(f"{n} {net.describe()}" for n, net in saved.items()) or "none"
-            want = ", ".join(f"{n} {net.describe()}" for n, net in self.nets.items())
-            raise ValueError(f"holds the networks {held}, but the run fits {want}")
+    @staticmethod
+    def _describe(meta: dict[str, Any]) -> str:
+        """The networks a checkpoint's meta holds, in words."""
+        words = []
+        for name, d in meta.get("networks", {}).items():
+            kind = (
+                "one-sided race" if onesided.is_onesided(d) else NetConfig.from_dict(d).describe()
+            )
+            words.append(f"{name} {kind}")
+        return ", ".join(words) or "none"
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """The networks (set layout), the optimizer, torch's RNG and the epochs done."""
+        """The networks (set layout, the carried ones too), the optimizer, torch's RNG and
+        the epochs done."""
         arrays = set_weights(self.models)
+        for name, member in self.carried_arrays.items():
+            arrays.update({f"{checkpoint.set_prefix(name)}{k}": a for k, a in member.items()})
         optim_arrays, optim_meta = optimizer_state(self.optimizer)
         arrays.update(optim_arrays)
         arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
         meta = {
             "game": "backgammon",
             "layout": checkpoint.SET_LAYOUT,
-            "networks": {name: net.to_dict() for name, net in self.nets.items()},
+            "networks": {
+                **{name: net.to_dict() for name, net in self.nets.items()},
+                **self.carried,
+            },
             "fallback": dict(self.fallback),
             "variant": self.variant,
             "games": self.games,
@@ -174,13 +231,13 @@ class SetTrainer:
 
     def network_set(self, run: dict[str, Any]) -> NetworkSet:
         """The set as it plays now (`run`: the run's config, for the record)."""
-        return from_networks(
-            {
-                name: Evaluator(self.nets[name], weights_from_model(model), self.variant, run)
-                for name, model in self.models.items()
-            },
-            self.fallback,
-        )
+        networks: dict[str, ClassNetwork] = {
+            name: Evaluator(self.nets[name], weights_from_model(model), self.variant, run)
+            for name, model in self.models.items()
+        }
+        for name, member in self.carried_arrays.items():
+            networks[name] = onesided.from_arrays(member)
+        return from_networks(networks, self.fallback)
 
     def evaluate(self, config: EvalConfig, run: dict[str, Any]) -> dict[str, Any]:
         """The backgammon evaluation of the set (`Backgammon.evaluate_network`)."""

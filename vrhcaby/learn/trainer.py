@@ -146,45 +146,19 @@ class Trainer:
         }
         return arrays, meta
 
-    def warm_start(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    def warm_start(
+        self,
+        arrays: dict[str, np.ndarray],
+        meta: dict[str, Any],
+        split: torch.Generator | None = None,
+    ) -> None:
         """Start from another backgammon run's network weights (not its optimizer, dice or
-        games played), grown to this run's network.
-
-        The saved network may have narrower hidden layers (as many, the same activation)
-        and an encoding that this network's extends (`vrhcaby.nn.encode.extends`). The inputs
-        and hidden units it lacks are added so that the network first plays exactly as the
-        saved one did: new inputs and new hidden units start with zero outgoing weight, new
-        hidden units with this run's own random incoming weights.
-        """
+        games played), grown to this run's network (`grown_state`, new units split from
+        the saved ones with `split`)."""
         if meta.get("game", "backgammon") != "backgammon" or self.game.name != "backgammon":
             raise ValueError("a warm start takes a backgammon network into a backgammon run")
         saved = NetConfig.from_dict(meta["net"])
-        grows = (
-            saved.activation == self.net.activation
-            and saved.variant_inputs == self.net.variant_inputs
-            and len(saved.hidden) == len(self.net.hidden)
-            and all(a <= b for a, b in zip(saved.hidden, self.net.hidden, strict=True))
-            and (
-                saved.encoding == self.net.encoding
-                or (not saved.variant_inputs and extends(self.net.encoding, saved.encoding))
-            )
-        )
-        if not grows:
-            raise ValueError(
-                f"cannot start a {self.net.describe()} network from a {saved.describe()} one: "
-                "the activation and number of hidden layers must match, no layer may shrink, "
-                "and the encoding must be the same or one that extends it"
-            )
-        weights = {}
-        for name, fresh in self.model.state_dict().items():
-            if f"model/{name}" not in arrays:
-                raise ValueError(f"the checkpoint lacks weights model/{name}")
-            old = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
-            grown = fresh.clone()  # new hidden units keep their fresh incoming weights
-            grown[: old.shape[0]] = 0.0  # ... and old units get nothing from new inputs
-            grown[tuple(slice(0, n) for n in old.shape)] = old
-            weights[name] = grown
-        self.model.load_state_dict(weights)
+        self.model.load_state_dict(grown_state(self.model, arrays, saved, self.net, split))
 
     def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Restore what `state` saved (weights, optimizer, RNGs, games played)."""
@@ -215,6 +189,94 @@ class Trainer:
         torch.set_rng_state(torch.from_numpy(arrays["rng/torch"]))
         self.rng.bit_generator.state = meta["rng"]
         self.games = int(meta["games"])
+
+
+def grown_state(
+    model: torch.nn.Module,
+    arrays: dict[str, np.ndarray],
+    saved: NetConfig,
+    net: NetConfig,
+    split: torch.Generator | None = None,
+) -> dict[str, torch.Tensor]:
+    """`model`'s (a fresh network of `net`) state with the weights ``model/...`` of a saved
+    network of `saved` grown into it; a ValueError if `saved` cannot grow to `net`.
+
+    The saved network may have narrower hidden layers (as many, the same activation) and
+    an encoding that `net`'s extends (`vrhcaby.nn.encode.extends`). New inputs start with
+    no weight into the saved units. New hidden units start, by default, with zero outgoing
+    weight and the model's own random incoming weights, so that the network first plays
+    exactly as the saved one did; they then learn slowly, as a sigmoid unit of small random
+    weights is almost constant and its outgoing weight starts at zero.
+
+    With `split` (a generator) each new hidden unit is instead a copy of a saved unit drawn
+    at random (Net2WiderNet, Chen et al. 2016): the same incoming weights and bias, its
+    source's outgoing weights shared equally among the copies, so it computes a feature the
+    saved network uses from the first step. Copies get a little noise on their incoming
+    weights (1% of that layer's weight spread), which is all that tells them apart from
+    their source under Adam; the network first plays almost as the saved one did.
+    """
+    grows = (
+        saved.activation == net.activation
+        and saved.variant_inputs == net.variant_inputs
+        and len(saved.hidden) == len(net.hidden)
+        and all(a <= b for a, b in zip(saved.hidden, net.hidden, strict=True))
+        and (
+            saved.encoding == net.encoding
+            or (not saved.variant_inputs and extends(net.encoding, saved.encoding))
+        )
+    )
+    if not grows:
+        raise ValueError(
+            f"cannot start a {net.describe()} network from a {saved.describe()} one: "
+            "the activation and number of hidden layers must match, no layer may shrink, "
+            "and the encoding must be the same or one that extends it"
+        )
+    fresh_state = model.state_dict()
+    olds = {}
+    for name in fresh_state:
+        if f"model/{name}" not in arrays:
+            raise ValueError(f"the checkpoint lacks weights model/{name}")
+        olds[name] = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
+    weights = {}
+    if split is None:
+        for name, fresh in fresh_state.items():
+            old = olds[name]
+            grown = fresh.clone()  # new hidden units keep their fresh incoming weights
+            grown[: old.shape[0]] = 0.0  # ... and old units get nothing from new inputs
+            grown[tuple(slice(0, n) for n in old.shape)] = old
+            weights[name] = grown
+        return weights
+    # Each layer's units as copies of saved units: `source[j]` is unit j's saved unit.
+    widths = [*net.hidden, net.sizes[-1]]
+    sources = []
+    for old_width, width in zip([*saved.hidden, net.sizes[-1]], widths, strict=True):
+        extra = torch.randint(old_width, (width - old_width,), generator=split)
+        sources.append(torch.cat([torch.arange(old_width), extra]))
+    inputs = None  # the previous layer's sources (None: the encoding's inputs)
+    for layer, source in enumerate(sources):
+        w_name, b_name = f"{2 * layer}.weight", f"{2 * layer}.bias"
+        old_w, old_b = olds[w_name], olds[b_name]
+        w = old_w[source]  # each unit's incoming weights are its source's
+        if inputs is None:
+            w = torch.cat(
+                [w, torch.zeros(len(source), fresh_state[w_name].shape[1] - w.shape[1])], 1
+            )
+        else:  # the weight from a saved unit is shared equally among its copies
+            copies = torch.bincount(inputs, minlength=old_w.shape[1]).to(torch.float32)
+            w = w[:, inputs] / copies[inputs]
+        new = len(source) - old_w.shape[0]
+        if new and layer < len(sources) - 1:
+            w[-new:] += split_noise(old_w, (new, w.shape[1]), split)
+        weights[w_name], weights[b_name] = w.contiguous(), old_b[source].clone()
+        inputs = source
+    return weights
+
+
+def split_noise(
+    weights: torch.Tensor, shape: tuple[int, int], generator: torch.Generator
+) -> torch.Tensor:
+    """The noise on a split unit's incoming weights: 1% of the layer's weight spread."""
+    return torch.randn(shape, generator=generator) * (0.01 * float(weights.std()))
 
 
 def set_weights(models: Mapping[str, torch.nn.Module]) -> dict[str, np.ndarray]:
