@@ -71,10 +71,11 @@ def _shipped_networks() -> Path:
 #: a checkout or an installed wheel.
 CHECKPOINTS = _shipped_networks()
 #: The network `td` alone loads: the project's shipped default, found beside the code
-#: whatever the working directory: a network set of a 256-256-5 contact network (td-contact.pt's,
-#: taught by 1-ply then 2-ply search: docs/distillation.md) for contact and crashed
-#: positions, the one-sided race evaluator for races, the databases for bear-offs.
-SHIPPED = CHECKPOINTS / "td-contact-gen2.pt"
+#: whatever the working directory: a network set of a 256-1024-5 contact network (td-contact.pt's,
+#: taught by 1-ply then 2-ply search, grown to 1,024 units: docs/distillation.md) for
+#: contact and crashed positions, the one-sided race evaluator for races, the databases
+#: for bear-offs.
+SHIPPED = CHECKPOINTS / "td-contact-gen3.pt"
 #: The pruning network of a network that has none of its own (`pruner_file`): fitted to
 #: `td-best.pt` (`vrhcaby.learn.prune`); ranking a roll's replies is about backgammon more
 #: than about one network, and the full network still picks among those it keeps.

@@ -44,7 +44,7 @@ def add_position_arguments(parser: argparse.ArgumentParser, *, plies: bool = Tru
     """POSITION, the agent, the match context, the cube settings and --json."""
     parser.add_argument("position", help="Position ID, PositionID:MatchID, or XGID")
     parser.add_argument(
-        "--agent", default="td", help="a td agent spec (default td: checkpoints/td-contact-gen2.pt)"
+        "--agent", default="td", help="a td agent spec (default td: checkpoints/td-contact-gen3.pt)"
     )
     if plies:
         parser.add_argument(
