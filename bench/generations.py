@@ -52,6 +52,15 @@ GENERATIONS = (
         "configs/distill/contact2-labels.toml + contact2-fit.toml; onesided-race.toml",
         2.5,
     ),
+    # Grown to 1,024 units by splitting, fitted on all 588 contact2 shards (the 188 made
+    # after contact2's fit counted here), then on td-contact-gen2's own 2-ply labels.
+    ("contact2x", "td:td-contact-gen2x", "configs/distill/contact2x-fit.toml", 1.6),
+    (
+        "contact3",
+        "td:td-contact-gen3",
+        "configs/distill/contact3-labels.toml (172 shards) + contact3-fit.toml",
+        1.0,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 
