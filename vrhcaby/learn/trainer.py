@@ -231,52 +231,59 @@ def grown_state(
             "the activation and number of hidden layers must match, no layer may shrink, "
             "and the encoding must be the same or one that extends it"
         )
-    fresh_state = model.state_dict()
-    olds = {}
-    for name in fresh_state:
+    fresh = model.state_dict()
+    old = {}
+    for name in fresh:
         if f"model/{name}" not in arrays:
             raise ValueError(f"the checkpoint lacks weights model/{name}")
-        olds[name] = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
-    weights = {}
+        old[name] = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
     if split is None:
-        for name, fresh in fresh_state.items():
-            old = olds[name]
-            grown = fresh.clone()  # new hidden units keep their fresh incoming weights
-            grown[: old.shape[0]] = 0.0  # ... and old units get nothing from new inputs
-            grown[tuple(slice(0, n) for n in old.shape)] = old
-            weights[name] = grown
-        return weights
-    # Each layer's units as copies of saved units: `source[j]` is unit j's saved unit.
-    widths = [*net.hidden, net.sizes[-1]]
-    sources = []
-    for old_width, width in zip([*saved.hidden, net.sizes[-1]], widths, strict=True):
-        extra = torch.randint(old_width, (width - old_width,), generator=split)
-        sources.append(torch.cat([torch.arange(old_width), extra]))
-    inputs = None  # the previous layer's sources (None: the encoding's inputs)
-    for layer, source in enumerate(sources):
-        w_name, b_name = f"{2 * layer}.weight", f"{2 * layer}.bias"
-        old_w, old_b = olds[w_name], olds[b_name]
-        w = old_w[source]  # each unit's incoming weights are its source's
-        if inputs is None:
-            w = torch.cat(
-                [w, torch.zeros(len(source), fresh_state[w_name].shape[1] - w.shape[1])], 1
-            )
-        else:  # the weight from a saved unit is shared equally among its copies
-            copies = torch.bincount(inputs, minlength=old_w.shape[1]).to(torch.float32)
-            w = w[:, inputs] / copies[inputs]
-        new = len(source) - old_w.shape[0]
-        if new and layer < len(sources) - 1:
-            w[-new:] += split_noise(old_w, (new, w.shape[1]), split)
-        weights[w_name], weights[b_name] = w.contiguous(), old_b[source].clone()
-        inputs = source
+        return _padded(fresh, old)
+    return _split(fresh, old, [*saved.hidden, net.sizes[-1]], split)
+
+
+def _padded(
+    fresh: dict[str, torch.Tensor], old: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """The saved weights `old` in the corner of the fresh ones: new units keep their fresh
+    incoming weights, and no unit gets anything from a new unit or input."""
+    weights = {}
+    for name, tensor in fresh.items():
+        grown = tensor.clone()
+        grown[: old[name].shape[0]] = 0.0
+        grown[tuple(slice(0, n) for n in old[name].shape)] = old[name]
+        weights[name] = grown
     return weights
 
 
-def split_noise(
-    weights: torch.Tensor, shape: tuple[int, int], generator: torch.Generator
-) -> torch.Tensor:
-    """The noise on a split unit's incoming weights: 1% of the layer's weight spread."""
-    return torch.randn(shape, generator=generator) * (0.01 * float(weights.std()))
+def _split(
+    fresh: dict[str, torch.Tensor],
+    old: dict[str, torch.Tensor],
+    old_widths: list[int],
+    generator: torch.Generator,
+) -> dict[str, torch.Tensor]:
+    """The saved weights `old` (layers of `old_widths` units, the outputs last) grown to
+    the shapes of `fresh` by copying units (`grown_state`)."""
+    weights = {}
+    inputs = None  # the previous layer's units' sources (None: the encoding's inputs)
+    for layer, old_width in enumerate(old_widths):
+        w_name, b_name = f"{2 * layer}.weight", f"{2 * layer}.bias"
+        width, fan_in = fresh[w_name].shape
+        new = width - old_width
+        source = torch.cat(
+            [torch.arange(old_width), torch.randint(old_width, (new,), generator=generator)]
+        )
+        w = old[w_name][source]  # each unit's incoming weights are its source's
+        if inputs is None:  # new inputs feed nothing yet
+            w = torch.cat([w, torch.zeros(width, fan_in - w.shape[1])], 1)
+        else:  # the weight from a saved unit is shared equally among its copies
+            copies = torch.bincount(inputs, minlength=old[w_name].shape[1]).to(torch.float32)
+            w = w[:, inputs] / copies[inputs]
+        spread = 0.01 * float(old[w_name].std())
+        w[old_width:] += torch.randn((new, fan_in), generator=generator) * spread
+        weights[w_name], weights[b_name] = w.contiguous(), old[b_name][source].clone()
+        inputs = source
+    return weights
 
 
 def set_weights(models: Mapping[str, torch.nn.Module]) -> dict[str, np.ndarray]:
