@@ -185,7 +185,6 @@ class SetTrainer:
             model.load_state_dict(state)
         for name in self.carried:
             member, _ = checkpoint.set_member(arrays, meta, name)
-            self.carried[name] = saved[name]
             self.carried_arrays[name] = {k: np.array(a) for k, a in member.items()}
 
     @staticmethod
