@@ -491,7 +491,7 @@ def test_the_parser_takes_the_documented_options():
         ["rollout", "4HPwATDgc/ABMA", "52", "--no-luck", "--no-quasi-random", "--cubeful"]
     )
     assert (args.dice, args.luck, args.quasi_random, args.cubeful) == ("52", False, False, True)
-    assert command.parse_dice("5-2") == (5, 2) and command.parse_dice("6,6") == (6, 6)
+    assert engine.parse_dice("5-2") == (5, 2) and engine.parse_dice("6,6") == (6, 6)
 
 
 def test_a_play_that_wins_rolls_out_first_to_its_points():

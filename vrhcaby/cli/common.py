@@ -8,11 +8,12 @@ import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from types import FrameType
 from typing import NoReturn
 
-from engine.formats import MatchState
+# The money rules' home is the game context; the verbs import them from here too.
+from vrhcaby.equity.context import MoneyRules as MoneyRules
+from vrhcaby.equity.context import money_rules as money_rules
 
 
 class UsageError(Exception):
@@ -92,25 +93,6 @@ def check_parallel(args: argparse.Namespace) -> None:
         check_backend(args.backend)
 
 
-@dataclass(frozen=True)
-class MoneyRules:
-    """The rules of money play in force: GNU Backgammon's defaults, both on."""
-
-    #: Gammons and backgammons count single while the cube has not been turned.
-    jacoby: bool = True
-    #: A side doubled may beaver: take and redouble at once, keeping the cube.
-    beavers: bool = True
-
-    def describe(self) -> str:
-        """The rules in words, for each output's header line."""
-        return ", ".join(
-            (
-                "Jacoby rule" if self.jacoby else "no Jacoby rule",
-                "beavers allowed" if self.beavers else "no beavers",
-            )
-        )
-
-
 def add_money_rules_arguments(parser: argparse.ArgumentParser, *, beavers: bool = True) -> None:
     """`--jacoby/--no-jacoby` (and `--beavers/--no-beavers` where the verb plays them),
     on by default as in GNU Backgammon; the old `--jacoby` and `--beavers` still work."""
@@ -127,20 +109,6 @@ def add_money_rules_arguments(parser: argparse.ArgumentParser, *, beavers: bool 
             help="money play: beavers allowed (default on, as in GNU Backgammon; an XGID has "
             "its own)",
         )
-
-
-def money_rules(
-    args: argparse.Namespace, state: MatchState | None = None, *, from_xgid: bool = False
-) -> MoneyRules:
-    """The money rules of a command: its flags where given, else the position's (a Match
-    ID's Jacoby bit; an XGID's Jacoby and beaver bits), else GNU Backgammon's defaults."""
-    jacoby = getattr(args, "jacoby", None)
-    beavers = getattr(args, "beavers", None)
-    if jacoby is None:
-        jacoby = state.jacoby if state is not None else True
-    if beavers is None:
-        beavers = state.beavers if state is not None and from_xgid else True
-    return MoneyRules(jacoby=jacoby, beavers=beavers)
 
 
 class StopSignals:

@@ -13,20 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from vrhcaby import analysis
-from vrhcaby.cli.hint import (
-    PROBABILITY_NAMES,
-    add_position_arguments,
-    describe_context,
-    load_analysis_agent,
-    money_json,
-    number,
-    percent,
-    read_context,
-    read_position,
-    read_rules,
-)
-from vrhcaby.equity.context import money_rule
+from vrhcaby.cli.hint import PROBABILITY_NAMES, add_position_arguments, percent
+from vrhcaby.io.answers import cube_json, evaluate
 
 
 def register(subparsers) -> None:
@@ -37,55 +25,12 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _analyse(args: argparse.Namespace) -> tuple[analysis.PositionEvaluation, str, dict]:
-    """The evaluation, the header's setting line and the money rules for `--json`."""
-    board, state = read_position(args)
-    rules = read_rules(args, state)
-    ctx = read_context(args, board, state, rules)
-    agent = load_analysis_agent(args.agent)
-    beavers = money_rule(rules.beavers, match_to=ctx.match_to)
-    ev = analysis.evaluate(
-        agent, board, ctx, plies=args.plies, x=args.cube_efficiency, beavers=beavers
-    )
-    return ev, describe_context(ctx, rules), money_json(ctx, rules)
-
-
-def cube_json(ev: analysis.PositionEvaluation, rules: dict) -> dict:
-    """The `--json` document of the cube command."""
-    d = ev.decision
-    out = {
-        **rules,
-        "action": d.action,
-        "detail": d.detail,
-        "double": d.double,
-        "take": d.take,
-        "beaver": d.beaver,
-        "available": d.available,
-        "equities": {"nd": number(d.nd), "dt": number(d.dt), "dp": number(d.dp)},
-        "optimal": number(d.optimal),
-        "cubeless": number(d.cubeless),
-        "doubler_error": number(d.doubler_error),
-        "taker_error": number(d.taker_error),
-        "probabilities": [number(v) for v in ev.probabilities],
-        "cube_efficiency": number(ev.x),
-    }
-    if d.nd_mwc is not None:
-        out["mwc"] = {
-            "nd": number(d.nd_mwc),
-            "dt": number(d.dt_mwc),
-            "dp": number(d.dp_mwc),
-            "optimal": number(d.optimal_mwc),
-            "cubeless": number(d.cubeless_mwc),
-        }
-    return out
-
-
 def _mwc(value: float | None) -> str:
     return "" if value is None else f"   MWC {100 * value:6.2f}%"
 
 
 def run(args: argparse.Namespace) -> int:
-    ev, setting, rules = _analyse(args)
+    ev, setting, rules = evaluate(args)
     if args.json:
         print(json.dumps(cube_json(ev, rules)))
         return 0

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from vrhcaby.cli.cube import _analyse, cube_json
-from vrhcaby.cli.hint import PROBABILITY_NAMES, add_position_arguments, number, percent
+from vrhcaby.cli.hint import PROBABILITY_NAMES, add_position_arguments, percent
+from vrhcaby.io.answers import eval_json, evaluate
 
 
 def register(subparsers) -> None:
@@ -24,23 +24,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ev, setting, rules = _analyse(args)
+    ev, setting, rules = evaluate(args)
     d = ev.decision
     if args.json:
-        out = {
-            **rules,
-            "probabilities": [number(v) for v in ev.probabilities],
-            "cubeless_equity": number(ev.cubeless),
-            "cubeful_equity": number(ev.cubeful),
-            "cubeful_equity_no_double": number(ev.cubeful_nd),
-            "mwc_cubeless": number(ev.mwc_cubeless),
-            "mwc_cubeful": number(ev.mwc_cubeful),
-            "take_points": None if ev.take_points is None else [number(t) for t in ev.take_points],
-            "gammon_values": None
-            if ev.gammon_values is None
-            else dict(zip(ev.gammon_values._fields, map(number, ev.gammon_values), strict=True)),
-            "cube": cube_json(ev, rules),
-        }
+        out = eval_json(ev, rules)
         print(json.dumps(out))
         return 0
     names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)

@@ -13,77 +13,15 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
 
 import numpy as np
 
 import engine
-from engine.formats import position_ids
-from engine.play import format_steps, parse_dice
-from engine.waiting import read_position as read_variant_position
-from engine.waiting import waiting_id
+from engine.play import parse_dice
 from vrhcaby.cli.common import UsageError
+from vrhcaby.io.board_json import moves_json, moves_json_ad, read_playable_position
 
 _CHUNK = 512
-
-
-def read_position(text: str, variant: str = "standard") -> engine.Position:
-    """The position a POSITION argument names (Position ID, ID:MatchID, XGID, `start`;
-    acey-deucey: with `@X,O` waiting checkers, `engine.waiting`); ValueError if the game
-    in it is over (a side has borne off every checker: nobody is on roll)."""
-    position, _ = read_variant_position(text, variant)
-    on_roll, other = position.borne_off()
-    if engine.CHECKERS in (on_roll, other):
-        who = "the side on roll" if on_roll == engine.CHECKERS else "the side not on roll"
-        raise ValueError(f"the game is over: {who} has borne off all its checkers")
-    return position
-
-
-def _acey_deucey_answer(position: engine.Position, dice: tuple[int, int]) -> dict:
-    """Acey-deucey plays of a position; each move says whether it earns the extra roll.
-    Positions are written `PositionID@X,O` (X waiting on roll, O not)."""
-    from engine.acey_deucey import legal_plays_ad  # numba: loaded on first use
-
-    plays = legal_plays_ad(position, dice)
-    return {
-        "position_id": waiting_id(position),
-        "dice": list(dice),
-        "moves": [
-            {
-                "play": str(p),
-                "position_id": waiting_id(p.position),
-                "next_position_id": waiting_id(p.position.flip()),
-                "extra_turn": p.extra_turn,
-            }
-            for p in plays
-        ],
-    }
-
-
-@lru_cache(maxsize=1 << 16)
-def _notation(path: tuple[tuple[int, int, int], ...]) -> str:
-    return format_steps(tuple((a, b) for a, b, _ in path), tuple(bool(h) for *_, h in path))
-
-
-def _answers(boards: np.ndarray, dice: np.ndarray) -> list[dict]:
-    from engine.movegen import batch_afterstates_with_steps  # numba: loaded on first use
-
-    after, parent, steps = batch_afterstates_with_steps(boards, dice)
-    out = [
-        {"position_id": pid, "dice": [int(d[0]), int(d[1])], "moves": []}
-        for pid, d in zip(position_ids(boards), dice, strict=True)
-    ]
-    rows = zip(
-        position_ids(after),
-        position_ids(after[:, ::-1]),
-        parent.tolist(),
-        steps.tolist(),
-        strict=True,
-    )
-    for pid, next_pid, p, path in rows:
-        play = _notation(tuple(tuple(step) for step in path if step[0]))
-        out[p]["moves"].append({"play": play, "position_id": pid, "next_position_id": next_pid})
-    return out
 
 
 def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
@@ -93,7 +31,7 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
     def flush() -> Iterator[tuple[dict, bool]]:
         good = [(b, d) for _, b, d, _ in pending if b is not None]
         answers = (
-            iter(_answers(np.stack([b for b, _ in good]), np.array([d for _, d in good])))
+            iter(moves_json(np.stack([b for b, _ in good]), np.array([d for _, d in good])))
             if good
             else iter(())
         )
@@ -111,14 +49,14 @@ def _stream(lines: Iterable[str], variant: str) -> Iterator[tuple[dict, bool]]:
             continue
         try:
             pos_text, dice_text = line.rsplit(None, 1)
-            position, dice = read_position(pos_text, variant), parse_dice(dice_text)
+            position, dice = read_playable_position(pos_text, variant), parse_dice(dice_text)
         except ValueError as exc:
             msg = str(exc) if " " in line else f"{line!r}: expected POSITION DICE"
             pending.append((line, None, None, msg))
         else:
             if acey_deucey:
                 yield from flush()
-                yield _acey_deucey_answer(position, dice), True
+                yield moves_json_ad(position, dice), True
                 continue
             pending.append((line, position.board, dice, ""))
         if len(pending) >= _CHUNK:
@@ -137,12 +75,12 @@ def run(args: argparse.Namespace) -> int:
         return 0 if ok else 2
     if args.dice is None:
         raise UsageError("missing DICE, e.g. 31 or 3-1")
-    position = read_position(args.position, args.variant)
+    position = read_playable_position(args.position, args.variant)
     dice = parse_dice(args.dice)
     if engine.get_variant(args.variant).acey_deucey_bonus:
-        answer = _acey_deucey_answer(position, dice)
+        answer = moves_json_ad(position, dice)
     else:
-        (answer,) = _answers(position.board[None], np.array([dice]))
+        (answer,) = moves_json(position.board[None], np.array([dice]))
     if args.json:
         print(json.dumps(answer))
     elif not answer["moves"]:

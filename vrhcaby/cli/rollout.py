@@ -17,26 +17,24 @@ import math
 import signal
 import sys
 
-import engine
-from agents import load_agent
-from engine.formats import MatchState, is_xgid
-from engine.play import parse_dice
-from engine.waiting import read_position
 from vrhcaby.cli.common import (
-    MoneyRules,
     StopSignals,
     add_jobs_argument,
     add_money_rules_arguments,
     add_ray_arguments,
     check_parallel,
-    money_rules,
+)
+from vrhcaby.io.answers import (
+    RolloutInputs,
+    describe_rollout,
+    rollout_inputs,
+    rollout_plays_json,
+    rollout_position_json,
 )
 from vrhcaby.play.rollout import (
     CubeRollout,
-    CubeSetting,
     PlayRollout,
     RolloutResult,
-    Settings,
     add_cubeful,
     cube_analysis,
     cube_rollout,
@@ -113,61 +111,18 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _inputs(args: argparse.Namespace):
-    if args.trials < 1:
-        raise ValueError(f"--trials must be at least 1, got {args.trials}")
-    if args.truncate is not None and args.truncate < 1:
-        raise ValueError(f"--truncate must be at least 1 ply, got {args.truncate}")
+def _inputs(args: argparse.Namespace) -> RolloutInputs:
+    """The checked inputs (`vrhcaby.io.answers.rollout_inputs`) and where they run."""
     check_parallel(args)
-    if args.candidates < 1:
-        raise ValueError(f"--candidates must be at least 1, got {args.candidates}")
-    if args.cubeful_trials and not args.cubeful:
-        raise ValueError("--cubeful-trials and --no-cubeful contradict each other")
-    position, state = read_position(args.position)  # also `start`
-    board = position.board
-    if args.match_id:
-        if state is not None:
-            raise ValueError("the position already carries a match state; drop --match-id")
-        state = MatchState.from_id(args.match_id.strip())
-    setting = CubeSetting.from_state(state)
-    if not setting.match_to:
-        rules = money_rules(args, state, from_xgid=is_xgid(args.position) and not args.match_id)
-        setting = dataclasses.replace(setting, jacoby=rules.jacoby, beavers=rules.beavers)
-    dice = parse_dice(args.dice) if args.dice else None
-    if dice is None and state is not None and state.dice != (0, 0):
-        dice = state.dice
-    if engine.game_value(board[None])[0] or engine.game_value(board[None, ::-1])[0]:
-        raise ValueError("the game in this position is over: no side is on roll")
-    if dice is not None and args.opening:
-        raise ValueError("--opening rolls out the position before the opening roll: no dice")
-    agent = load_agent(args.agent)
-    evaluator = None
-    if args.evaluator:
-        from vrhcaby.nn.net import load_evaluator
-
-        evaluator = load_evaluator(args.evaluator)
-    elif default_evaluator(agent) is None and (args.truncate or args.race_cutoff):
-        what = "truncation" if args.truncate else "the race cut-off"
-        raise ValueError(
-            f"{what} needs a network evaluator; agent {agent.name!r} has none "
-            "(give one with --evaluator PATH)"
-        )
-    elif default_evaluator(agent) is None and args.luck and not args.json:
+    inputs = rollout_inputs(args)
+    quiet = args.json or not args.luck or inputs.evaluator is not None
+    if not quiet and default_evaluator(inputs.agent) is None:
         print(
-            f"note: agent {agent.name!r} has no network: no luck adjustment "
+            f"note: agent {inputs.agent.name!r} has no network: no luck adjustment "
             "(give --evaluator PATH for one)",
             file=sys.stderr,
         )
-    settings = Settings(
-        trials=args.trials,
-        truncate=args.truncate,
-        race_cutoff=args.race_cutoff,
-        quasi_random=args.quasi_random,
-        luck=args.luck,
-        seed=args.seed,
-    )
-    settings.check()
-    return board, setting, dice, agent, evaluator, settings
+    return inputs
 
 
 def _bar(args: argparse.Namespace, trials: int):
@@ -198,34 +153,6 @@ def _cuts(r: RolloutResult) -> str:
     names = {"luck": "luck adjustment", "quasi_random": "quasi-random dice", "total": "together"}
     parts = [f"{names[k]} {v:.2f}x" for k, v in cuts.items() if math.isfinite(v)]
     return "standard error cut by " + ", ".join(parts) if parts else "no variance reduction"
-
-
-def _describe(
-    agent, evaluator, settings: Settings, setting: CubeSetting, cube_trials: bool = False
-) -> str:
-    game = f"{setting.match_to}-point match, {setting.away[0]}-away/{setting.away[1]}-away"
-    if not setting.match_to:
-        game = f"money ({MoneyRules(setting.jacoby, setting.beavers).describe()})"
-    luck = "luck-adjusted" if settings.luck and evaluator is not None else "no luck adjustment"
-    stop = f"truncated at {settings.truncate} plies" if settings.truncate else "played to the end"
-    if settings.race_cutoff:
-        stop += ", stopped at no contact"
-    dice = "quasi-random dice" if settings.quasi_random else "random dice"
-    text = (
-        f"{settings.trials} trials by {agent.name} (seed {settings.seed}), {game}, "
-        f"cube {setting.cube_value} {setting.cube_owner}; {dice}, {luck}, {stop}"
-    )
-    if cube_trials:
-        text += "; cube played in the trials (the network's 0-ply Janowski decisions"
-        if settings.luck and evaluator is not None:
-            text += (
-                ", no luck adjustment of cubeful figures in match play)"
-                if setting.match_to
-                else ", cubeful luck = cubeless luck x cube)"
-            )
-        else:
-            text += ")"
-    return text
 
 
 def _position_text(r: RolloutResult, cube, describe: str, rolled: CubeRollout | None = None) -> str:
@@ -301,33 +228,6 @@ def _plays_text(
     return "\n".join(lines)
 
 
-def _rules_json(setting: CubeSetting) -> dict:
-    """The money rules of the cube analysis for `--json` (None for both in match play)."""
-    money = not setting.match_to
-    return {
-        "jacoby": setting.jacoby if money else None,
-        "beavers": setting.beavers if money else None,
-    }
-
-
-def _play_json(x: PlayRollout) -> dict:
-    assert x.diff is not None
-    out = {
-        "play": str(x.play),
-        "position_id": x.play.position.position_id(),
-        "next_position_id": x.play.position.flip().position_id(),
-        "prior": x.prior,
-        **x.result.to_json(),
-    }
-    out["diff"] = x.diff.equity
-    out["diff_se"] = x.diff.equity_se
-    out["cubeful"] = x.cubeful
-    out["cubeful_se"] = x.cubeful_se
-    if x.result.cubeful is not None:
-        out["cubeful_rollout"], out["cubeful_rollout_se"] = x.result.cubeful_estimate()
-    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
-
-
 def run(args: argparse.Namespace) -> int:
     """The rollout; after SIGINT or SIGTERM, the estimate over the trials finished, exit
     status 130 or 143 (`StopSignals`)."""
@@ -337,7 +237,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
-    board, setting, dice, agent, evaluator, settings = _inputs(args)
+    i = _inputs(args)
+    board, setting, dice, agent, evaluator, settings = (
+        i.board,
+        i.setting,
+        i.dice,
+        i.agent,
+        i.evaluator,
+        i.settings,
+    )
     trials_cube = setting if args.cubeful_trials else None
     bar, update = _bar(args, settings.trials)
     where = {"jobs": args.jobs, "backend": "local"}
@@ -378,7 +286,7 @@ def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
         if done == 0:
             return
         settings = dataclasses.replace(settings, trials=done)  # what the header reports
-    describe = _describe(
+    describe = describe_rollout(
         agent, evaluator or default_evaluator(agent), settings, setting, args.cubeful_trials
     )
     cubeful = args.cubeful and not args.opening
@@ -386,15 +294,7 @@ def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
         cube = cube_analysis(result.estimate(), board, setting) if cubeful else None
         rolled = cube_rollout(result, setting) if args.cubeful_trials else None
         if args.json:
-            out = {
-                "position": engine.position_id(board),
-                "settings": describe,
-                **_rules_json(setting),
-                "rollout": result.to_json(),
-                "cube": cube.to_json() if cube else None,
-            }
-            if rolled is not None:
-                out["cube_rollout"] = rolled.to_json()
+            out = rollout_position_json(board, describe, setting, result, cube, rolled)
             print(json.dumps(out, indent=2))
         else:
             print(_position_text(result, cube, describe, rolled))
@@ -402,13 +302,7 @@ def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
         if cubeful:
             add_cubeful(plays, setting)
         if args.json:
-            out = {
-                "position": engine.position_id(board),
-                "dice": list(dice),
-                "settings": describe,
-                **_rules_json(setting),
-                "plays": [_play_json(x) for x in plays],
-            }
+            out = rollout_plays_json(board, dice, describe, setting, plays)
             print(json.dumps(out, indent=2))
         else:
             print(_plays_text(plays, cubeful, describe, args.cubeful_trials))

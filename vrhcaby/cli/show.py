@@ -12,76 +12,13 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
-
-import engine
-from engine.dice import ROLLS
-from engine.formats import MatchState, match_id, position_id, xgid_or_none
 from engine.svg import board_svg
 from engine.variants import get_variant
 from engine.waiting import read_position
 from vrhcaby.cli.common import UsageError
+from vrhcaby.io.board_json import parse_shown_play, show_json
 from vrhcaby.io.board_text import draw
 from vrhcaby.nn import checkpoint
-
-#: The 21 rolls as `--play` tries them: higher die first, from 6-6 down to 1-1.
-_SHOWN_ROLLS = sorted(((b, a) for a, b in ROLLS.tolist()), reverse=True)
-
-
-def show_json(board: np.ndarray, state: MatchState | None) -> dict:
-    """The `--json` document: each side's checkers from its own view (points 1..24, then
-    the bar), pips, borne off, the IDs and the state with players named X and O."""
-    pos = engine.Position(board)
-    pip_x, pip_o = pos.pips()
-    off_x, off_o = pos.borne_off()
-    out: dict = {
-        "position_id": position_id(board),
-        "match_id": None if state is None else match_id(state),
-        "xgid": xgid_or_none(board, state),
-        "board": {"X": board[1].tolist(), "O": board[0].tolist()},
-        "pips": {"X": pip_x, "O": pip_o},
-        "off": {"X": off_x, "O": off_o},
-        "on_roll": "X",
-        "state": None,
-    }
-    if state is not None:
-        name = state.player_name
-        assert state.turn is not None
-        out["state"] = {
-            "description": state.describe(),
-            "players": {"X": state.dice_owner, "O": 1 - state.dice_owner},
-            "game_state": state.game_state.name.lower(),
-            "match_length": state.match_length,
-            "score": {
-                "X": state.score[state.dice_owner],
-                "O": state.score[1 - state.dice_owner],
-            },
-            "crawford": state.crawford,
-            "cube_value": state.cube_value,
-            "cube_owner": "centre" if state.cube_owner < 0 else name(state.cube_owner),
-            "dice": None if state.dice == (0, 0) else list(state.dice),
-            "turn": name(state.turn),
-            "doubled": state.doubled,
-            "resign": state.resign,
-            "jacoby": state.jacoby,
-            "beavers": state.beavers,
-        }
-    return out
-
-
-def parse_shown_play(text: str, board: np.ndarray, state: MatchState | None) -> engine.Play:
-    """The play `--play` names, for the position's roll or, with none rolled, for the roll
-    the play itself needs (the first of the 21, higher die first, that makes it)."""
-    pos = engine.Position(board)
-    if state is not None and state.dice != (0, 0):
-        return engine.Play.parse(text, pos, state.dice)
-    first_error: ValueError | None = None
-    for dice in _SHOWN_ROLLS:
-        try:
-            return engine.Play.parse(text, pos, dice)
-        except engine.IllegalPlayError as exc:
-            first_error = first_error or exc
-    raise ValueError(f"--play {text!r} is not a legal play of any roll here") from first_error
 
 
 def write_svg(path: Path, svg: str) -> None:
