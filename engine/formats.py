@@ -229,6 +229,19 @@ class MatchState:
             raise ValueError(f"the cube limit is a power of two up to 2**15, got {self.max_cube}")
         if self.cube_owner not in (-1, 0, 1):
             raise ValueError(f"the cube owner is 0, 1 or -1 (centred), got {self.cube_owner}")
+        # The cube starts centred at 1 and every take turns it and gives it to the taker
+        # (RULES.md §1), so a centred cube is 1 and a cube of 1 is centred. GNU
+        # Backgammon reads either impossible state without a word.
+        if self.cube_value == 1 and self.cube_owner != -1:
+            raise ValueError(
+                "a cube of 1 has never been turned, so it is centred; got cube 1 owned by "
+                f"player {self.cube_owner}"
+            )
+        if self.cube_value > 1 and self.cube_owner == -1:
+            raise ValueError(
+                "a turned cube is owned by the side that took it; got a centred cube of "
+                f"{self.cube_value}"
+            )
         if self.dice_owner not in (0, 1):
             raise ValueError(f"the player on roll is 0 or 1, got {self.dice_owner}")
         if self.game_state not in tuple(GameState):
@@ -518,21 +531,25 @@ def parse_xgid(text: str) -> tuple[np.ndarray, MatchState]:
     >>> board, state = parse_xgid("XGID=-b----E-C---eE---c-e----B-:1:-1:-1:63:2:3:0:7:10")
     >>> state.dice_owner, state.dice, state.cube_value, state.cube_owner, state.score
     (0, (6, 3), 2, 0, (3, 2))
-    >>> parse_xgid("-b----E-C---eE---c-e----B-:0:0:1:00:0:0")
+    >>> parse_xgid("-b----E-C---eE---c-e----B-:0:0:1:00:0:0")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: an XGID has 10 fields separated by ':', got 7
+    ValueError: XGID '-b----E-...:0:0': an XGID has 10 fields separated by ':', got 7
     """
     body = text.strip()
     if body[: len(_XGID_PREFIX)].upper() == _XGID_PREFIX:
         body = body[len(_XGID_PREFIX) :]
     fields = body.split(":")
     if len(fields) != 10:
-        raise ValueError(f"an XGID has 10 fields separated by ':', got {len(fields)}")
+        end = " (it ends with ':')" if len(fields) > 10 and not fields[-1] else ""
+        raise ValueError(
+            f"XGID {quoted(text.strip(), limit=60)}: an XGID has 10 fields separated by ':', "
+            f"got {len(fields)}{end}"
+        )
     try:
         return _parse_xgid_fields(fields)
     except ValueError as err:
-        raise ValueError(f"XGID {quoted(text.strip())}: {err}") from None
+        raise ValueError(f"XGID {quoted(text.strip(), limit=60)}: {err}") from None
 
 
 def _xgid_int(value: str, name: str, low: int, high: int) -> int:
@@ -591,6 +608,10 @@ def _parse_xgid_fields(fields: list[str]) -> tuple[np.ndarray, MatchState]:
         beavers=not match_length and bool(rule_bits & 2),
         max_cube=1 << _xgid_int(max_cube, "cube limit", 0, 15),
     )
+    if state.cube_value > state.max_cube:
+        raise ValueError(
+            f"the cube {state.cube_value} is above the XGID's own cube limit {state.max_cube}"
+        )
     return board, state
 
 
@@ -598,13 +619,19 @@ def _parse_xgid_fields(fields: list[str]) -> tuple[np.ndarray, MatchState]:
 
 
 def is_xgid(text: str) -> bool:
-    """Whether `parse_position` reads `text` as an XGID (its prefix, or ten fields).
+    """Whether `parse_position` reads `text` as an XGID: its prefix, or more than the one
+    ':' of ``PositionID:MatchID`` after something other than a Position ID (so that a
+    mistyped XGID, with nine or eleven fields, is told what is wrong with it as an XGID).
 
     >>> is_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"), is_xgid("4HPwATDgc/ABMA")
     (True, False)
+    >>> is_xgid("-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0")
+    True
     """
     s = text.strip()
-    return s[: len(_XGID_PREFIX)].upper() == _XGID_PREFIX or s.count(":") == 9
+    if s[: len(_XGID_PREFIX)].upper() == _XGID_PREFIX:
+        return True
+    return s.count(":") > 1 and len(s.partition(":")[0].strip()) != _PID_LEN
 
 
 def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:

@@ -205,7 +205,8 @@ def test_positions_with_match_ids_and_xgids(net, capsys, monkeypatch) -> None:
     ("argv", "message"),
     [
         (["cube", START, "--match-to", "5", "--score", "5-1"], "impossible score"),
-        (["cube", START, "--match-to", "0"], "at least 1"),
+        (["cube", START, "--match-to", "-1"], "a match is 1 to 25 points"),
+        (["cube", START, "--match-to", "26"], "a match is 1 to 25 points"),
         (["cube", START, "--score", "1-1"], "--match-to"),
         (["hint", START], "give the dice"),
         (["hint", START, "71"], "dice"),

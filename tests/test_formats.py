@@ -109,7 +109,7 @@ def match_states(draw: st.DrawFn, *, xgid_only: bool = False) -> MatchState:
         score=score,
         jacoby=jacoby,
         beavers=beavers if xgid_only else False,
-        max_cube=2 ** draw(st.integers(0, 15)) if xgid_only else 1024,
+        max_cube=2 ** draw(st.integers(cube.bit_length() - 1, 15)) if xgid_only else 1024,
     )
 
 
@@ -341,7 +341,7 @@ def test_match_id_from_a_gnubg_session() -> None:
         (pack(match_bits(length=7, s0=7), 12), "below the match length 7"),
         (pack(match_bits(length=7, s1=9), 12), "below the match length 7"),
         (pack(match_bits(crawford=1), 12), "Crawford game needs"),
-        (pack(match_bits(crawford=1, length=5, s0=4, cube=1), 12), "cube is not used"),
+        (pack(match_bits(crawford=1, length=5, s0=4, cube=1, owner=0), 12), "cube is not used"),
         (pack(match_bits(doubled=1, turn=0), 12), "cannot answer its own double"),
         (pack(match_bits(doubled=1, turn=1, d1=3, d2=1), 12), "before rolling"),
         (pack(match_bits(turn=1), 12), "cannot act while player 0 is on roll"),
@@ -542,7 +542,7 @@ _START_X = "-b----E-C---eE---c-e----B-"
         (f"XGID={_START_X}:0:0:1:00:0:0:2:7:10", "Crawford/Jacoby field"),
         (f"XGID={_START_X}:0:0:1:00:0:0:4:0:10", "Crawford/Jacoby field"),
         (f"XGID={_START_X}:0:0:1:00:2:3:1:7:10", "Crawford game needs"),
-        (f"XGID={_START_X}:1:0:1:00:6:3:1:7:10", "cube is not used"),
+        (f"XGID={_START_X}:1:1:1:00:6:3:1:7:10", "cube is not used"),
         (f"XGID={_START_X}:0:0:1:00:0:0:0:0:16", "cube limit field"),
         (f"XGID={_START_X}:0:0:1:D3:0:0:0:0:10", "dice field"),
     ],

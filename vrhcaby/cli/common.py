@@ -9,7 +9,9 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
+
+from engine.text import ascii_float, ascii_int
 
 # The money rules' home is the game context; the verbs import them from here too.
 from vrhcaby.equity.context import MoneyRules as MoneyRules
@@ -30,8 +32,35 @@ class Parser(argparse.ArgumentParser):
     so ``hint POS --plies 0 31`` would leave 31 unrecognized; it is handed the leftover.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # `type=int` and `type=float` read ASCII only: int() and float() alone also take
+        # full-width and other Unicode digits, and '_' separators.
+        self.register("type", int, ascii_int)
+        self.register("type", float, ascii_float)
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but an unknown argument is reported by the parser of the verb it
+        was given to (`vrhcaby hint: error: unrecognized arguments: --bogus`), not by
+        the top one."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._verb_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _verb_parser(self, parsed: argparse.Namespace) -> Parser:
+        """The deepest parser of the verbs `parsed` chose (`vrhcaby dice hint`'s)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(str(getattr(parsed, action.dest, "")))
+                if isinstance(chosen, Parser):
+                    return chosen._verb_parser(parsed)
+        return self
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

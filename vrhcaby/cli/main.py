@@ -33,15 +33,18 @@ COMMANDS = (
 )
 
 
-#: An XGID without its `XGID=` prefix: 26 board characters (the first, the top player's
-#: bar, is often '-'), then nine fields.
-_BARE_XGID = re.compile(r"[-a-oA-O]{26}(:[^:\s]*){9}")
+#: An XGID without its `XGID=` prefix, as far as an argument that starts with '-' (the
+#: top player's bar, often empty) can be one: board characters, then more than one ':'.
+#: It need not be a sound XGID: one with nine or eleven fields, a board of 25 or 27
+#: characters or a letter out of the alphabet is still an XGID, and the XGID parser says
+#: what is wrong with it. No option has this form (`--address=HOST:PORT` has '=').
+_BARE_XGID = re.compile(r"-[^:=\s]*(:[^:]*){2,}")
 
 
 def _protect_xgid(arg: str) -> str:
     """An XGID that starts with '-' written as `XGID=...`, so that argparse reads it as
     the POSITION it is instead of an unknown option (no `--` needed)."""
-    return "XGID=" + arg if arg.startswith("-") and _BARE_XGID.fullmatch(arg) else arg
+    return "XGID=" + arg if _BARE_XGID.fullmatch(arg) else arg
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -81,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = [_protect_xgid(a) for a in (sys.argv[1:] if argv is None else argv)]
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in COMMANDS else None)
+    if not argv:  # `vrhcaby` alone: what it can do, as a mistake (exit status 2)
+        parser.print_help(sys.stderr)
+        return 2
     if program:
         gc.freeze()
     args = parser.parse_args(argv)

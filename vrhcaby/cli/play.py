@@ -32,7 +32,7 @@ from agents.base import GameContext
 from vrhcaby import analysis
 from vrhcaby.cli.common import MoneyRules, add_money_rules_arguments, money_rules
 from vrhcaby.cli.hint import load_analysis_agent
-from vrhcaby.equity.context import money_rule
+from vrhcaby.equity.context import check_match_length, money_rule
 from vrhcaby.io.board_text import draw
 from vrhcaby.play.match import MatchScore
 
@@ -60,8 +60,7 @@ class Session:
         inp: TextIO | None = None,
         out: TextIO | None = None,
     ) -> None:
-        if match_to < 0 or match_to > 25:
-            raise ValueError(f"--match-to must be 1..25 (0 for money play), got {match_to}")
+        check_match_length(match_to)
         if not agent.supports(variant):
             raise ValueError(f"agent {agent.name!r} cannot play variant {variant!r}")
         self.agent = agent

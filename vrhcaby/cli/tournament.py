@@ -26,6 +26,7 @@ from vrhcaby.cli.common import (
     add_ray_arguments,
     check_parallel,
 )
+from vrhcaby.equity.context import check_match_length
 from vrhcaby.io import matchfile
 from vrhcaby.io.plot import heatmap_svg
 from vrhcaby.nn import checkpoint
@@ -113,8 +114,7 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError(f"--games must be at least 1, got {args.games}")
     if args.seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {args.seed}")
-    if args.match_to < 0:
-        raise ValueError(f"--match-to must be positive, got {args.match_to}")
+    check_match_length(args.match_to)
     check_parallel(args)
     agents = [load_agent(spec) for spec in args.agents]
     check_agents(agents, PairSettings(variant=args.variant))

@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 
 import engine
+from engine.text import ascii_int
 from vrhcaby.equity import met
 
 CubeOwner = Literal["centre", "me", "opponent"]
@@ -158,7 +159,7 @@ def parse_score(text: str) -> tuple[int, int]:
     """``A-B`` -> (A, B): points won by the side on roll and by its opponent."""
     parts = text.strip().split("-")
     try:
-        a, b = (int(x) for x in parts)
+        a, b = (ascii_int(x) for x in parts)
     except ValueError:
         raise ValueError(f"a score is two numbers like 2-4, got {text!r}") from None
     if a < 0 or b < 0:
@@ -166,18 +167,26 @@ def parse_score(text: str) -> tuple[int, int]:
     return a, b
 
 
-def _check_match(match_to: int, score: tuple[int, int], crawford: bool) -> None:
-    if match_to < 1:
-        raise ValueError(f"the match length must be at least 1 point, got {match_to}")
+def check_match_length(match_to: int, *, money: bool = True, what: str = "--match-to") -> None:
+    """The one rule for a match's length, in every verb (hint, cube, eval, rollout, play,
+    tournament, external) and for every agent, cubeless ones too: 1 to 25 points, the
+    match equity table's length (Kazaross-XG2), where the cube decisions and match
+    equities are defined; with `money`, 0 for money play. ValueError naming `what`."""
+    longest = met.KAZAROSS_XG2.length
+    if (money and match_to == 0) or 1 <= match_to <= longest:
+        return
+    raise ValueError(
+        f"{what} {match_to}: a match is 1 to {longest} points (the match equity table's "
+        f"length){', or 0 for money play' if money else ''}"
+    )
+
+
+def _check_match(match_to: int, score: tuple[int, int], crawford: bool, what: str) -> None:
+    check_match_length(match_to, money=False, what=what)
     if max(score) >= match_to:
         raise ValueError(
             f"impossible score {score[0]}-{score[1]} in a {match_to}-point match "
             "(each score is below the match length)"
-        )
-    if match_to > met.KAZAROSS_XG2.length:
-        raise ValueError(
-            f"matches up to {met.KAZAROSS_XG2.length} points are covered by the "
-            f"match equity table, got {match_to}"
         )
     if crawford and match_to - 1 not in score:
         raise ValueError(
@@ -199,9 +208,14 @@ def context_for(
     """The context of the side on roll (row 1 of `board`) from a Match ID/XGID state, or
     from a match length and score (the side on roll's first), or money play.
 
-    ValueError (one line) for an impossible score, a zero-point match, a state the board
-    contradicts (a finished game, a game not being played), or both sources at once.
+    ValueError (one line) for an impossible score, a match length outside
+    `check_match_length`, a cube above `max_cube` (a power of two up to 2**15, what a
+    Match ID can hold), a state the board contradicts (a finished game, a game not
+    being played), or both sources at once. The state itself is sound already
+    (`engine.MatchState` refuses a cube of 1 with an owner, a centred cube above 1).
     """
+    if max_cube < 1 or max_cube > 1 << 15 or max_cube & (max_cube - 1):
+        raise ValueError(f"--max-cube is a power of two from 1 to 32768, got {max_cube}")
     if state is not None and (match_to is not None or score is not None):
         raise ValueError(
             "give the match either in the position (Match ID/XGID) or as "
@@ -211,20 +225,26 @@ def context_for(
     if off.max() >= engine.CHECKERS:
         raise ValueError("the position is a finished game (a side has borne off all checkers)")
     if state is None:
-        if match_to is None and score is not None:
+        if match_to is not None:
+            check_match_length(match_to)
+        if not match_to and score is not None:
             raise ValueError("--score needs --match-to")
-        if match_to is None:
+        if not match_to:  # money play (--match-to 0 too, as in every verb)
             if crawford:
                 raise ValueError("the Crawford rule is for match play (give --match-to)")
             return GameContext.of_side(0, jacoby=jacoby, max_cube=max_cube)
         score = score or (0, 0)
-        _check_match(match_to, score, crawford)
+        _check_match(match_to, score, crawford, "--match-to")
         return GameContext.of_side(
             0, match_to=match_to, score=score, crawford=crawford, max_cube=max_cube
         )
     if state.game_state != engine.GameState.PLAYING:
         raise ValueError(
             f"the Match ID says the game is {state.game_state.name.lower()}, not being played"
+        )
+    if state.cube_value > max_cube:
+        raise ValueError(
+            f"the cube {state.cube_value} is above the cube limit {max_cube} (--max-cube)"
         )
     ctx = GameContext.of_side(
         state.dice_owner,
@@ -234,10 +254,8 @@ def context_for(
         match_to=state.match_length,
         crawford=state.crawford,
         jacoby=state.jacoby,
-        max_cube=max(max_cube, state.cube_value),
+        max_cube=max_cube,
     )
     if state.match_length:
-        _check_match(state.match_length, ctx.score, state.crawford)
-        if state.cube_value > max_cube:
-            raise ValueError(f"the cube {state.cube_value} is beyond the limit {max_cube}")
+        _check_match(state.match_length, ctx.score, state.crawford, "the match length")
     return ctx

@@ -52,7 +52,7 @@ import engine
 from agents.base import GameContext
 from vrhcaby import analysis
 from vrhcaby.equity import decisions
-from vrhcaby.equity.met import KAZAROSS_XG2
+from vrhcaby.equity.context import check_match_length
 
 __all__ = [
     "FibsBoard",
@@ -184,11 +184,7 @@ def parse_fibs_board(
         owner = -1
     if match_to and max(score, opp_score) >= match_to:
         raise ValueError(f"FIBS board: impossible score {score}-{opp_score} to {match_to}")
-    if match_to > KAZAROSS_XG2.length:
-        raise ValueError(
-            f"FIBS board: matches of at most {KAZAROSS_XG2.length} points are supported "
-            f"(the match equity table's length), got {match_to}"
-        )
+    check_match_length(match_to, what="FIBS board: the match length")
     if cube_value & (cube_value - 1):
         raise ValueError(f"FIBS board: the cube must be a power of two, got {cube_value}")
     if crawford and (cube_value > 1 or was_doubled):
