@@ -11,7 +11,6 @@ and luck adjustment cut the error. Ctrl-C prints the estimate over the trials so
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import signal
@@ -26,21 +25,14 @@ from vrhcaby.cli.common import (
 )
 from vrhcaby.io.answers import (
     RolloutInputs,
-    describe_rollout,
     rollout_inputs,
-    rollout_plays_json,
-    rollout_position_json,
+    run_rollout,
 )
 from vrhcaby.play.rollout import (
     CubeRollout,
     PlayRollout,
     RolloutResult,
-    add_cubeful,
-    cube_analysis,
-    cube_rollout,
     default_evaluator,
-    rollout_plays,
-    rollout_position,
 )
 
 _NAMES = ("win", "win gammon", "win bg", "lose gammon", "lose bg")
@@ -237,72 +229,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
-    i = _inputs(args)
-    board, setting, dice, agent, evaluator, settings = (
-        i.board,
-        i.setting,
-        i.dice,
-        i.agent,
-        i.evaluator,
-        i.settings,
-    )
-    trials_cube = setting if args.cubeful_trials else None
-    bar, update = _bar(args, settings.trials)
-    where = {"jobs": args.jobs, "backend": "local"}
+    inputs = _inputs(args)
+    bar, update = _bar(args, inputs.settings.trials)
+    where: dict = {"jobs": args.jobs, "backend": "local"}
     if args.backend == "ray":
         where = {"jobs": args.workers, "backend": "ray", "address": args.address}
     try:
-        if dice is None:
-            result = rollout_position(
-                board,
-                agent,
-                evaluator=evaluator,
-                settings=settings,
-                opening=args.opening,
-                progress=update,
-                cube=trials_cube,
-                **where,
-            )
-            interrupted, done = result.interrupted, result.trials
-        else:
-            plays = rollout_plays(
-                board,
-                dice,
-                agent,
-                candidates=args.candidates,
-                evaluator=evaluator,
-                settings=settings,
-                progress=update,
-                cube=trials_cube,
-                **where,
-            )
-            interrupted, done = plays[0].result.interrupted, plays[0].result.trials
+        run = run_rollout(inputs, args, progress=update, **where)
     finally:
         if bar is not None:
             bar.close()
-    if interrupted:
+    if run.interrupted:
         stop.received = stop.received or signal.SIGINT
-        print(f"interrupted: the estimate over the {done} trials finished", file=sys.stderr)
-        if done == 0:
+        print(f"interrupted: the estimate over the {run.done} trials finished", file=sys.stderr)
+        if run.done == 0:
             return
-        settings = dataclasses.replace(settings, trials=done)  # what the header reports
-    describe = describe_rollout(
-        agent, evaluator or default_evaluator(agent), settings, setting, args.cubeful_trials
-    )
-    cubeful = args.cubeful and not args.opening
-    if dice is None:
-        cube = cube_analysis(result.estimate(), board, setting) if cubeful else None
-        rolled = cube_rollout(result, setting) if args.cubeful_trials else None
-        if args.json:
-            out = rollout_position_json(board, describe, setting, result, cube, rolled)
-            print(json.dumps(out, indent=2))
-        else:
-            print(_position_text(result, cube, describe, rolled))
+    if args.json:
+        print(json.dumps(run.to_json(), indent=2))
+    elif run.result is not None:
+        print(_position_text(run.result, run.cube, run.describe, run.rolled))
     else:
-        if cubeful:
-            add_cubeful(plays, setting)
-        if args.json:
-            out = rollout_plays_json(board, dice, describe, setting, plays)
-            print(json.dumps(out, indent=2))
-        else:
-            print(_plays_text(plays, cubeful, describe, args.cubeful_trials))
+        assert run.plays is not None
+        print(_plays_text(run.plays, run.cubeful, run.describe, args.cubeful_trials))

@@ -28,12 +28,20 @@ from engine.waiting import read_position as read_waiting_position
 from vrhcaby import analysis
 from vrhcaby.equity.context import MoneyRules, context_for, money_rule, money_rules, parse_score
 from vrhcaby.play.rollout import (
+    CubeAnalysis,
+    CubeRollout,
     CubeSetting,
     PlayRollout,
     RolloutResult,
     Settings,
+    add_cubeful,
+    cube_analysis,
+    cube_rollout,
     default_evaluator,
+    rollout_plays,
+    rollout_position,
 )
+from vrhcaby.play.rollout_trials import Progress
 
 #: What loads an analysis agent from its spec (`load_analysis_agent`, or a server's cache).
 AgentLoader = Callable[[str], Any]
@@ -457,40 +465,106 @@ def _play_json(x: PlayRollout) -> dict:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
 
-def rollout_position_json(
-    board: np.ndarray,
-    describe: str,
-    setting: CubeSetting,
-    result: RolloutResult,
-    cube,
-    rolled,
-) -> dict:
-    """The `rollout --json` document of a position before the roll: the rollout, its
-    cube analysis (`cube_analysis`, or None) and the cube rolled out (`cube_rollout`)."""
-    out = {
-        "position": engine.position_id(board),
-        "settings": describe,
-        **_rules_json(setting),
-        "rollout": result.to_json(),
-        "cube": cube.to_json() if cube else None,
-    }
-    if rolled is not None:
-        out["cube_rollout"] = rolled.to_json()
-    return out
+@dataclasses.dataclass(frozen=True)
+class RolloutRun:
+    """What a rollout found: a position's (`result`, `cube`, `rolled`) or its plays'."""
+
+    inputs: RolloutInputs
+    #: The settings line, with the trials finished.
+    describe: str
+    #: Trials finished; fewer than asked when interrupted.
+    done: int
+    interrupted: bool
+    #: Cubeful figures asked for (not with an opening roll).
+    cubeful: bool
+    result: RolloutResult | None = None
+    #: The cube decision from the rolled-out probabilities (`cube_analysis`).
+    cube: CubeAnalysis | None = None
+    #: The cube played in the trials (`cube_rollout`).
+    rolled: CubeRollout | None = None
+    plays: list[PlayRollout] | None = None
+
+    def to_json(self) -> dict:
+        """The `rollout --json` document: a position's rollout and its cube analysis, or
+        the plays rolled out, best first."""
+        i = self.inputs
+        board_id = engine.position_id(i.board)
+        if self.plays is None:
+            assert self.result is not None
+            out = {
+                "position": board_id,
+                "settings": self.describe,
+                **_rules_json(i.setting),
+                "rollout": self.result.to_json(),
+                "cube": self.cube.to_json() if self.cube else None,
+            }
+            if self.rolled is not None:
+                out["cube_rollout"] = self.rolled.to_json()
+            return out
+        assert i.dice is not None
+        return {
+            "position": board_id,
+            "dice": list(i.dice),
+            "settings": self.describe,
+            **_rules_json(i.setting),
+            "plays": [_play_json(x) for x in self.plays],
+        }
 
 
-def rollout_plays_json(
-    board: np.ndarray,
-    dice: tuple[int, int],
-    describe: str,
-    setting: CubeSetting,
-    plays: list[PlayRollout],
-) -> dict:
-    """The `rollout POSITION DICE --json` document: the plays rolled out, best first."""
-    return {
-        "position": engine.position_id(board),
-        "dice": list(dice),
-        "settings": describe,
-        **_rules_json(setting),
-        "plays": [_play_json(x) for x in plays],
-    }
+def run_rollout(
+    inputs: RolloutInputs,
+    args: argparse.Namespace,
+    *,
+    progress: Progress | None = None,
+    jobs: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+) -> RolloutRun:
+    """Roll out the position (no dice) or its best `args.candidates` plays, with the
+    cube played in the trials under `args.cubeful_trials`, and add the cube figures
+    (`args.cubeful`, not with `args.opening`). KeyboardInterrupt inside (Ctrl-C, or
+    `progress` raising it) stops the trials: the run then holds the ones finished."""
+    i = inputs
+    trials_cube = i.setting if args.cubeful_trials else None
+    where: dict[str, Any] = {"jobs": jobs, "backend": backend, "address": address}
+    result = plays = None
+    if i.dice is None:
+        result = rollout_position(
+            i.board,
+            i.agent,
+            evaluator=i.evaluator,
+            settings=i.settings,
+            opening=args.opening,
+            progress=progress,
+            cube=trials_cube,
+            **where,
+        )
+        interrupted, done = result.interrupted, result.trials
+    else:
+        plays = rollout_plays(
+            i.board,
+            i.dice,
+            i.agent,
+            candidates=args.candidates,
+            evaluator=i.evaluator,
+            settings=i.settings,
+            progress=progress,
+            cube=trials_cube,
+            **where,
+        )
+        interrupted, done = plays[0].result.interrupted, plays[0].result.trials
+    settings = dataclasses.replace(i.settings, trials=done) if interrupted else i.settings
+    evaluator = i.evaluator or default_evaluator(i.agent)
+    describe = describe_rollout(i.agent, evaluator, settings, i.setting, args.cubeful_trials)
+    cubeful = args.cubeful and not args.opening
+    run = RolloutRun(i, describe, done, interrupted, cubeful, result=result, plays=plays)
+    if done == 0:
+        return run
+    if result is not None:
+        cube = cube_analysis(result.estimate(), i.board, i.setting) if cubeful else None
+        rolled = cube_rollout(result, i.setting) if args.cubeful_trials else None
+        return dataclasses.replace(run, cube=cube, rolled=rolled)
+    if cubeful:
+        assert plays is not None
+        add_cubeful(plays, i.setting)
+    return run
