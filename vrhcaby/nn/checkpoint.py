@@ -31,13 +31,21 @@ import re
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 import numpy as np
+from numpy.lib import format as npy
+
+from engine.variants import VARIANTS
 
 FORMAT = "vrhcaby-checkpoint-1"
+
+#: The variants each game's networks may be trained for.
+GAME_VARIANTS = {"backgammon": tuple(VARIANTS), "sixdice": ("standard",)}
+ACEY_DEUCEY = "acey-deucey"
 
 
 class CheckpointError(ValueError):
@@ -116,7 +124,7 @@ def load(
         if is_set(meta) and sets and learnt == "backgammon" and (game or training):
             _check_set(arrays, meta)
         elif game is not None or training:
-            _check_network(arrays, meta, game or meta.get("game", "backgammon"))
+            _check_network(arrays, meta, game or meta.get("game", "backgammon"), variant_of(meta))
         if training:
             _check_training(arrays, meta)
     except CheckpointError as exc:
@@ -124,35 +132,84 @@ def load(
     return arrays, meta
 
 
+#: The most bytes the arrays of one checkpoint may claim together (2 GiB): ten times a
+#: 100-million-weight network with its optimizer state in float32, far beyond any network
+#: here (the largest shipped file is 1.2 MB), and far below what a forged header can claim.
+MAX_BYTES = 1 << 31
+
+#: Where a network's trained numbers live: weights, optimizer state, a set's networks.
+#: These must be float32 or float64 (integer weights would load and play nonsense).
+FLOAT_ENTRIES = ("model/", "optim/", "set/")
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
 def _read(path: Path) -> dict[str, np.ndarray]:
-    """Every member of the archive at `path` (an ``.npy`` file or a pickle is refused)."""
+    """Every member of the archive at `path`, each checked before a byte of its data is
+    read: an ``.npy`` header of a numeric type (floating for `FLOAT_ENTRIES`) whose shape
+    needs exactly the bytes the member holds, all of them together at most `MAX_BYTES`. A
+    forged header (a shape of 10^16 numbers, say) is refused, not allocated; the member's
+    CRC is checked as it is read."""
     try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        with open(path, "rb") as f:
+            if f.read(len(_NPY_MAGIC)) == _NPY_MAGIC:
+                raise CheckpointError(
+                    "not a vrhcaby checkpoint (a bare .npy array, no zip archive)"
+                )
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            claimed = sum(member.file_size for member in members)
+            if claimed > MAX_BYTES:
+                raise CheckpointError(
+                    f"its entries claim {claimed:,} bytes, more than a checkpoint may hold "
+                    f"({MAX_BYTES:,})"
+                )
+            arrays = {}
+            for member in members:
+                name = member.filename.removesuffix(".npy")
+                with archive.open(member) as stream:
+                    arrays[name] = _read_member(stream, name, member.file_size)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise CheckpointError(
             f"{path}: not a readable vrhcaby checkpoint ({type(exc).__name__})"
         ) from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise CheckpointError(
-            f"{path}: not a vrhcaby checkpoint (a bare .npy array, no zip archive)"
-        )
-    try:
-        with archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise CheckpointError(
-            f"{path}: not a readable vrhcaby checkpoint ({type(exc).__name__})"
-        ) from None
-    for name, value in arrays.items():
-        if not isinstance(value, np.ndarray):
-            raise CheckpointError(f"{path}: not a vrhcaby checkpoint (entry {name} is no array)")
     return arrays
+
+
+def _read_member(stream: IO[bytes], name: str, size: int) -> np.ndarray:
+    """The array of entry `name`, an ``.npy`` file of `size` bytes open in `stream`, its
+    header checked (type, and shape against `size`) before its data is read."""
+    if stream.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
+        raise CheckpointError(f"not a vrhcaby checkpoint (entry {name} is no array)")
+    version = tuple(stream.read(2))
+    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+    if version not in readers:
+        raise CheckpointError(f"entry {name} has an unknown .npy format version {version}")
+    shape, fortran, dtype = readers[version](stream)
+    if dtype.kind not in "biuf" or dtype.hasobject:
+        raise CheckpointError(f"entry {name} holds {dtype} values, not numbers")
+    if name.startswith(FLOAT_ENTRIES) and dtype not in (np.float32, np.float64):
+        raise CheckpointError(
+            f"entry {name} holds {dtype} values: a network's numbers are float32 or float64"
+        )
+    header = stream.tell()  # magic, version, header length and header
+    needed = math.prod(shape) * dtype.itemsize
+    if needed != size - header:
+        raise CheckpointError(
+            f"entry {name} claims shape {shape} of {dtype} ({needed:,} bytes) but holds "
+            f"{max(size - header, 0):,} bytes"
+        )
+    data = stream.read(needed)
+    if len(data) != needed:
+        raise CheckpointError(f"entry {name} is cut short")
+    array = np.frombuffer(bytearray(data), dtype)
+    return array.reshape(shape, order="F" if fortran else "C")
 
 
 def _check_arrays(arrays: dict[str, np.ndarray]) -> None:
     for name, a in arrays.items():
-        if a.dtype.kind not in "biuf":
-            raise CheckpointError(f"entry {name} holds {a.dtype} values, not numbers")
         if a.dtype.kind == "f" and not np.isfinite(a).all():
             raise CheckpointError(f"entry {name} holds non-finite numbers (NaN or infinity)")
 
@@ -178,14 +235,51 @@ def _check_meta(meta: dict[str, Any]) -> None:
     best = meta.get("best")
     if best is not None and not (isinstance(best, int | float) and math.isfinite(best)):
         raise CheckpointError(f"meta entry 'best' is not a finite number: {best!r:.60}")
-    variant = meta.get("config", {}).get("variant", "standard")
-    if not isinstance(variant, str):
-        raise CheckpointError(f"meta entry config.variant is not a string: {variant!r:.60}")
+    game = meta.get("game", "backgammon")
+    named = {
+        "variant": meta.get("variant"),
+        "config.variant": meta.get("config", {}).get("variant"),
+    }
+    for key, variant in named.items():
+        if variant is None:
+            continue
+        if not isinstance(variant, str):
+            raise CheckpointError(f"meta entry {key} is not a string: {variant!r:.60}")
+        if variant not in GAME_VARIANTS[game]:
+            known = ", ".join(GAME_VARIANTS[game])
+            raise CheckpointError(
+                f"trained for an unknown variant {variant!r:.40} (meta entry {key}; {game} "
+                f"variants: {known})"
+            )
+    if None not in named.values() and len(set(named.values())) > 1:
+        raise CheckpointError(
+            f"meta entries variant {named['variant']!r} and config.variant "
+            f"{named['config.variant']!r} disagree"
+        )
 
 
-def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: str) -> None:
-    """A `game` network: its description and weights agree (the input width, which only
-    the encoding knows, is checked by whoever rebuilds the network)."""
+def variant_of(meta: dict[str, Any]) -> str:
+    """The variant a checkpoint's network was trained for (checked by `load`)."""
+    return str(meta.get("config", {}).get("variant", meta.get("variant", "standard")))
+
+
+def _check_variant_inputs(net: dict[str, Any], variant: str) -> None:
+    """An acey-deucey network reads the waiting checkers (``variant_inputs``) and only an
+    acey-deucey network does: a standard network labelled acey-deucey would be handed
+    boards it cannot read, and the reverse could not play the other variants."""
+    if bool(net.get("variant_inputs", False)) != (variant == ACEY_DEUCEY):
+        what = "with" if net.get("variant_inputs") else "without"
+        raise CheckpointError(
+            f"a network of variant {variant} {what} the acey-deucey inputs (network "
+            "'variant_inputs'): acey-deucey networks, and only they, have them"
+        )
+
+
+def _check_network(
+    arrays: dict[str, np.ndarray], meta: dict[str, Any], game: str, variant: str
+) -> None:
+    """A `game` network of `variant`: its description and weights agree (the input width,
+    which only the encoding knows, is checked by whoever rebuilds the network)."""
     saved = meta.get("game", "backgammon")
     if saved != game:
         label = {"sixdice": "six-dice"}.get(game, game)
@@ -209,6 +303,7 @@ def _check_network(arrays: dict[str, np.ndarray], meta: dict[str, Any], game: st
                 raise CheckpointError(f"network {key!r} is not a string: {net.get(key)!r:.60}")
         if not isinstance(net.get("variant_inputs", False), bool):
             raise CheckpointError("network 'variant_inputs' is not true or false")
+        _check_variant_inputs(net, variant)
     widths = [*hidden, outputs]
     inputs = None
     for i, width in enumerate(widths):
@@ -307,7 +402,7 @@ def _check_set(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         if not isinstance(net, dict):
             raise CheckpointError(f"network set class {name}: description is not a table")
         try:
-            _check_network(*set_member(arrays, meta, name), "backgammon")
+            _check_network(*set_member(arrays, meta, name), "backgammon", variant_of(meta))
         except CheckpointError as exc:
             raise CheckpointError(f"network set class {name}: {exc}") from None
     prefixes = tuple(set_prefix(name) for name in networks)

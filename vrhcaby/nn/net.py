@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.variants import VARIANTS
 from vrhcaby.base.jit import in_numpy, lazy_jit
 from vrhcaby.equity.outcomes import equity
 from vrhcaby.nn import checkpoint, onesided
@@ -570,9 +569,7 @@ def load_evaluator(path: str | Path) -> Evaluator | NetworkSet:
         )
     single = None if checkpoint.is_set(meta) else _net_config(path, meta.get("net"), "")
     config = dict(meta.get("config", {}))
-    variant = config.get("variant", "standard")
-    if variant not in VARIANTS:
-        raise checkpoint.CheckpointError(f"{path}: trained for an unknown variant {variant!r:.40}")
+    variant = checkpoint.variant_of(meta)  # one `checkpoint.load` knows
     if single is not None:
         return _evaluator(path, single, arrays, variant, config, "")
     networks: dict[str, ClassNetwork] = {}

@@ -1,0 +1,274 @@
+"""Files that lie (issue 32): checkpoints whose array headers or metadata do not fit what
+they hold, and a bear-off cache damaged in place with its stamp intact.
+
+Each case is a shipped file broken in a known way (its bytes rewritten here, by hand,
+with the `.npy` header format written out), and the expected answer comes from that
+mutation: one line naming the file and what is wrong (exit status 2 on the command line),
+never an allocation of what a forged header claims, never a value outside [0, 1].
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import struct
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import load_agent
+from vrhcaby.cli import main as cli
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.net import load_evaluator
+from vrhcaby.nn.onesided import load as load_onesided
+from vrhcaby.sixdice.learner import load_net
+
+ROOT = Path(__file__).resolve().parents[1]
+NETWORK = ROOT / "checkpoints" / "td-best.pt"
+ACEY = ROOT / "checkpoints" / "td-acey-deucey.pt"
+SET = ROOT / "checkpoints" / "td-set.pt"
+SIXDICE = ROOT / "checkpoints" / "sixdice-td.pt"
+ONESIDED = ROOT / "checkpoints" / "onesided-race.pt"
+START = "4HPwATDgc/ABMA"
+
+
+# --- crafting ---------------------------------------------------------------------------
+
+
+def members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {info.filename: archive.read(info) for info in archive.infolist()}
+
+
+def write(path: Path, entries: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
+def npy_header(shape: tuple[int, ...], descr: str) -> bytes:
+    """A version 1.0 `.npy` header, written out by the format's specification (magic,
+    version, little-endian header length, a dict literal padded to 64 bytes)."""
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape!r}, }}"
+    pad = 64 - (10 + len(text) + 1) % 64
+    text += " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode("latin1")
+
+
+def npy_body(entry: bytes) -> bytes:
+    """The data of a version 1.0 `.npy` entry (what follows its header)."""
+    (length,) = struct.unpack("<H", entry[8:10])
+    return entry[10 + length :]
+
+
+def npy(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, array, allow_pickle=False)
+    return out.getvalue()
+
+
+def meta_of(entries: dict[str, bytes]) -> dict:
+    return json.loads(npy_body(entries["meta.npy"]).decode())
+
+
+def with_meta(entries: dict[str, bytes], meta: dict) -> dict[str, bytes]:
+    return {**entries, "meta.npy": npy(np.frombuffer(json.dumps(meta).encode(), np.uint8))}
+
+
+def reshaped(entries: dict[str, bytes], name: str, shape: tuple[int, ...]) -> dict[str, bytes]:
+    """Entry `name` with its header claiming `shape`, its data unchanged."""
+    entry = entries[name]
+    descr = "<f4" if name != "meta.npy" else "|u1"
+    return {**entries, name: npy_header(shape, descr) + npy_body(entry)}
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return int(code or 0), err.getvalue()
+
+
+def one_line(code: int, err: str, *words: str) -> None:
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    for word in words:
+        assert word in lines[0], err
+
+
+def refused(load, path: Path, *words: str) -> None:
+    with pytest.raises(checkpoint.CheckpointError) as info:
+        load(path)
+    message = str(info.value)
+    assert len(message.splitlines()) == 1 and str(path) in message, message
+    for word in words:
+        assert word in message, message
+
+
+BACKGAMMON_LOADERS = [
+    load_evaluator,
+    lambda p: load_agent(f"td:{p}"),
+    lambda p: checkpoint.load(p, "backgammon", sets=True),
+    lambda p: checkpoint.load(p),
+]
+
+
+# --- headers that claim what the file does not hold -------------------------------------
+
+
+def test_the_reader_reads_what_numpy_reads():
+    """The checking reader returns every entry exactly as `numpy.load` does (the
+    reference), for a single network, a set, a six-dice network and a Fortran-order
+    array."""
+    for path in (NETWORK, SET, SIXDICE, ACEY):
+        arrays, meta = checkpoint.load(path)
+        with np.load(path, allow_pickle=False) as reference:
+            assert set(arrays) | {"meta"} == set(reference.files)
+            for name in arrays:
+                np.testing.assert_array_equal(arrays[name], reference[name])
+                assert arrays[name].dtype == reference[name].dtype
+        assert meta == json.loads(reference_meta(path))
+
+
+def reference_meta(path: Path) -> str:
+    with np.load(path, allow_pickle=False) as archive:
+        return archive["meta"].tobytes().decode()
+
+
+def test_a_fortran_order_entry_reads_as_saved(tmp_path):
+    a = np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4))
+    path = checkpoint.save(tmp_path / "f.pt", {"x": a}, {"k": 1})
+    np.testing.assert_array_equal(checkpoint.load(path)[0]["x"], a)
+
+
+HEADERS = [
+    ("huge weight", "model/0.weight.npy", (99999999, 99999999), "(99999999, 99999999)"),
+    ("huge bias", "model/0.bias.npy", (99999999999,), "(99999999999,)"),
+    ("huge meta", "meta.npy", (99999999999,), "entry meta"),
+    ("overflowing shape", "model/2.weight.npy", (2**40, 2**40), "model/2.weight"),
+    ("short claim", "model/0.bias.npy", (3,), "holds"),
+]
+
+
+@pytest.mark.parametrize(("name", "entry", "shape", "word"), HEADERS, ids=[h[0] for h in HEADERS])
+def test_a_forged_array_header_is_refused_before_it_is_read(tmp_path, name, entry, shape, word):
+    path = write(tmp_path / "forged.pt", reshaped(members(NETWORK), entry, shape))
+    for load in BACKGAMMON_LOADERS:
+        refused(load, path, word)
+
+
+def test_an_entry_cut_short_is_refused(tmp_path):
+    entries = members(NETWORK)
+    cut = {**entries, "model/0.weight.npy": entries["model/0.weight.npy"][:1000]}
+    refused(checkpoint.load, write(tmp_path / "cut.pt", cut), "model/0.weight", "holds")
+
+
+def test_entries_claiming_more_than_a_checkpoint_holds_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(checkpoint, "MAX_BYTES", 10_000)
+    refused(checkpoint.load, NETWORK, "more than a checkpoint may hold")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float16, np.bool_, np.uint8])
+def test_a_network_of_other_numbers_than_floats_is_refused(tmp_path, dtype):
+    """Integer (or half, or boolean) weights used to load and play nonsense."""
+    entries = members(NETWORK)
+    weight = np.load(io.BytesIO(entries["model/0.weight.npy"]))
+    bad = {**entries, "model/0.weight.npy": npy((weight * 100).astype(dtype))}
+    path = write(tmp_path / "ints.pt", bad)
+    for load in BACKGAMMON_LOADERS:
+        refused(load, path, "model/0.weight", np.dtype(dtype).name, "float32 or float64")
+
+
+def test_optimizer_state_of_integers_is_refused(tmp_path):
+    entries = members(NETWORK)
+    state = np.load(io.BytesIO(entries["optim/0/exp_avg.npy"]))
+    bad = {**entries, "optim/0/exp_avg.npy": npy(state.astype(np.int64))}
+    refused(lambda p: checkpoint.load(p, training=True), write(tmp_path / "o.pt", bad), "optim/0")
+
+
+def test_a_forged_six_dice_or_one_sided_network_is_refused(tmp_path):
+    six = write(
+        tmp_path / "six.pt",
+        reshaped(members(SIXDICE), "model/body.0.weight.npy", (10**8, 10**8)),
+    )
+    refused(load_net, six, "model/body.0.weight")
+    race = members(ONESIDED)
+    first = next(name for name in race if name.startswith("model/") and "weight" in name)
+    one = write(tmp_path / "race.pt", reshaped(race, first, (10**8, 10**8)))
+    refused(load_onesided, one, first.removesuffix(".npy"))
+
+
+# --- metadata that does not fit ---------------------------------------------------------
+
+
+def variant_set(meta: dict, top: str | None, config: str | None) -> dict:
+    meta = json.loads(json.dumps(meta))
+    for key, value, table in (("variant", top, meta), ("variant", config, meta["config"])):
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
+    return meta
+
+
+METAS = [
+    ("path-like variant", NETWORK, "../../etc/passwd", "../../etc/passwd", "unknown variant"),
+    ("path-like top variant", NETWORK, "../x", None, "unknown variant"),
+    ("unknown variant", NETWORK, None, "hypergammon", "unknown variant"),
+    ("variants disagree", NETWORK, "standard", "nackgammon", "disagree"),
+    ("standard labelled acey-deucey", NETWORK, "acey-deucey", "acey-deucey", "without"),
+    ("acey-deucey labelled standard", ACEY, "standard", "standard", "with the acey-deucey"),
+    ("set labelled acey-deucey", SET, None, "acey-deucey", "without"),
+    ("six-dice variant", SIXDICE, "harsh", "harsh", "unknown variant"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "top", "config", "word"), METAS, ids=[m[0] for m in METAS]
+)
+def test_metadata_that_does_not_fit_is_refused(tmp_path, name, source, top, config, word):
+    entries = members(source)
+    path = write(tmp_path / "m.pt", with_meta(entries, variant_set(meta_of(entries), top, config)))
+    loaders = [load_net] if source == SIXDICE else BACKGAMMON_LOADERS[:3]
+    for load in loaders:
+        refused(load, path, word)
+
+
+def test_a_sound_nackgammon_label_still_loads(tmp_path):
+    """A standard-board network may be trained for nackgammon: the same inputs."""
+    entries = members(NETWORK)
+    path = write(
+        tmp_path / "n.pt", with_meta(entries, variant_set(meta_of(entries), "nackgammon", None))
+    )
+    assert load_evaluator(path).variant == "nackgammon"
+
+
+def test_every_command_answers_a_lying_checkpoint_with_one_line(tmp_path):
+    huge = write(
+        tmp_path / "huge.pt", reshaped(members(NETWORK), "model/0.weight.npy", (10**8, 10**8))
+    )
+    entries = members(NETWORK)
+    acey = write(
+        tmp_path / "acey.pt",
+        with_meta(entries, variant_set(meta_of(entries), "acey-deucey", "acey-deucey")),
+    )
+    for path, word in ((huge, "(100000000, 100000000)"), (acey, "acey-deucey inputs")):
+        for argv in (
+            ["hint", START, "31", "--agent", f"td:{path}"],
+            ["eval", START, "--agent", f"td:{path}"],
+            ["cube", START, "--agent", f"td:{path}"],
+            ["tournament", f"td:{path}", "random", "--games", "2", "--jobs", "1"],
+            ["rollout", START, "--evaluator", str(path), "--trials", "1"],
+            ["netset", "--out", str(tmp_path / "set.pt"), "--contact", str(path)],
+        ):
+            one_line(*run_cli(argv), str(path), word)
+
+
+# --- a bear-off cache damaged in place --------------------------------------------------
