@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.text import ascii_int
+
 CATEGORIES: tuple[str, ...] = (
     "ones",
     "twos",
@@ -169,6 +171,11 @@ KEEP_PROB: np.ndarray = _T["keep_prob"]
 OUTCOME_AS_KEEP: np.ndarray = _T["key_to_keep"][_T["outcome_key"]]
 """Index in KEEPS of each sorted outcome kept whole, (462,)."""
 _KEY_TO_KEEP: np.ndarray = _T["key_to_keep"]
+POSSIBLE_SCORES: tuple[frozenset[int], ...] = tuple(
+    frozenset({0, *map(int, SCORES[:, c])}) for c in range(N_CATEGORIES)
+)
+"""The scores each category can hold: what some six dice give it, or 0 (ones: 0, 1, ...
+6; straight: 0 or 21; general: 0, 6, 12, ... 36)."""
 _OUTCOME_BY_KEY = {int(k): i for i, k in enumerate(_T["outcome_key"])}
 del _T
 
@@ -227,7 +234,7 @@ def parse_dice(dice: str | Iterable[int], count: int | None = N_DICE) -> tuple[i
         if len(parts) == 1 and len(parts[0]) > 1:
             parts = list(parts[0])
         try:
-            faces = [int(p) for p in parts]
+            faces = [ascii_int(p) for p in parts]
         except ValueError:
             raise DiceError(f"dice must be digits 1-6, got {dice!r}") from None
     else:
@@ -249,7 +256,7 @@ def parse_category(name: str | int) -> int:
             return int(name)
         raise RuleError(f"no category {name}")
     text = name.strip().lower()
-    if text.isdigit() and 1 <= int(text) <= N_CATEGORIES:
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= N_CATEGORIES:
         return int(text) - 1
     plain = _strip_accents(text)
     for i, (en, cz) in enumerate(zip(CATEGORIES, CZECH_NAMES, strict=True)):
@@ -285,6 +292,21 @@ def score_table(dice: Sequence[int]) -> np.ndarray:
 def score(dice: Sequence[int], category: str | int) -> int:
     """Points the dice give in one category (0 when the dice do not show it)."""
     return int(score_table(dice)[parse_category(category)])
+
+
+def check_score(category: int, points: int) -> None:
+    """RuleError unless category `category` can hold `points` (`POSSIBLE_SCORES`): what a
+    score sheet given by hand may say.
+
+    >>> try:
+    ...     check_score(CATEGORIES.index("ones"), 7)
+    ... except RuleError as err:
+    ...     print(err)
+    ones scores one of 0, 1, 2, 3, 4, 5, 6; got 7
+    """
+    if points not in POSSIBLE_SCORES[category]:
+        allowed = ", ".join(map(str, sorted(POSSIBLE_SCORES[category])))
+        raise RuleError(f"{CATEGORIES[category]} scores one of {allowed}; got {points}")
 
 
 def open_mask(open_categories: Iterable[int]) -> int:

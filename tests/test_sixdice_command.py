@@ -33,27 +33,51 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
+#: A score each category can hold (`--sheet` refuses the others).
+SHEET = {
+    "ones": 3,
+    "twos": 4,
+    "threes": 6,
+    "fours": 8,
+    "fives": 10,
+    "sixes": 12,
+    "straight": 21,
+    "pairs": 20,
+    "pyramid": 19,
+    "vrchcab": 19,
+    "poker": 20,
+    "general": 30,
+}
+
+
 def sheet_all_but(*open_names: str) -> str:
-    return ",".join(f"{n}=5" for n in sd.CATEGORIES if n not in open_names)
+    return ",".join(f"{n}={SHEET[n]}" for n in sd.CATEGORIES if n not in open_names)
+
+
+def written_all_but(*open_names: str) -> int:
+    return sum(v for n, v in SHEET.items() if n not in open_names)
 
 
 def test_hint_last_category_straight_made(capsys: pytest.CaptureFixture[str]) -> None:
-    # Eleven categories written at 5 points each; the straight is on the table at the
-    # first throw: score it (21) and bank both re-throws, plus the 4 bonus points held.
+    # Eleven categories written; the straight is on the table at the first throw: score
+    # it (21) and bank both re-throws, plus the 4 bonus points held.
     out = run(["hint", "654321", "--sheet", sheet_all_but("straight"), "--bonus", "4"], capsys)
     best = out.splitlines()[1]
-    assert best == f"score straight: expected final total {55 + 21 + 2 + 4:.2f}"
+    total = written_all_but("straight") + 21 + 2 + 4
+    assert best == f"score straight: expected final total {total:.2f}"
 
 
 def test_hint_last_category_ones(capsys: pytest.CaptureFixture[str]) -> None:
     # Ones alone: a re-throw costs a bonus point and gains at most 5/6 of a point.
     out = run(["hint", "113456", "--sheet", sheet_all_but("ones"), "--throw", "2"], capsys)
-    assert out.splitlines()[1] == f"score ones: expected final total {55 + 2 + 1:.2f}"
+    total = written_all_but("ones") + 2 + 1
+    assert out.splitlines()[1] == f"score ones: expected final total {total:.2f}"
 
 
 def test_hint_harsh_announce(capsys: pytest.CaptureFixture[str]) -> None:
     out = run(["hint", "111556", "--harsh", "--sheet", sheet_all_but("vrchcab")], capsys)
-    assert out.splitlines()[1] == f"announce vrchcab: expected final total {55 + 19:.2f}"
+    total = written_all_but("vrchcab") + 19
+    assert out.splitlines()[1] == f"announce vrchcab: expected final total {total:.2f}"
 
 
 @pytest.mark.parametrize(
@@ -64,7 +88,7 @@ def test_hint_harsh_announce(capsys: pytest.CaptureFixture[str]) -> None:
         (["hint", "123456", "--sheet", "ones=3,ones=4"], "listed twice"),
         (["hint", "123456", "--sheet", "ones=x"], "must be a number"),
         (["hint", "123456", "--bonus", "1"], "0 to 0 bonus points"),
-        (["hint", "123456", "--sheet", "ones", "--throw", "5"], "needs 2 bonus throws"),
+        (["hint", "123456", "--sheet", "ones=0", "--throw", "5"], "needs 2 bonus throws"),
         (["hint", "123456", "--sheet", "ones=1", "--announced", "ones", "--harsh"], "used"),
         (["tournament", "greedy", "nobody"], "unknown dice agent"),
     ],
@@ -129,10 +153,11 @@ def test_hint_score_options_add_the_engine_score_to_the_sheet_left() -> None:
         for line in out.getvalue().splitlines()[2:]:
             value, action = line.split(maxsplit=1)
             options[action] = float(value)
-        # ten categories written at 5; scoring at the first throw banks two re-throws
+        # ten categories written; scoring at the first throw banks two re-throws
+        written = written_all_but("fives", "sixes")
         assert options["score fives"] == pytest.approx(
-            50 + sd.score(d, "fives") + table[1 << 5, 2], abs=0.006
+            written + sd.score(d, "fives") + table[1 << 5, 2], abs=0.006
         )
         assert options["score sixes"] == pytest.approx(
-            50 + sd.score(d, "sixes") + table[1 << 4, 2], abs=0.006
+            written + sd.score(d, "sixes") + table[1 << 4, 2], abs=0.006
         )

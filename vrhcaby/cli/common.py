@@ -50,16 +50,16 @@ class Parser(argparse.ArgumentParser):
         the top one."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
-            self._verb_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+            self.verb_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed
 
-    def _verb_parser(self, parsed: argparse.Namespace) -> Parser:
+    def verb_parser(self, parsed: argparse.Namespace) -> Parser:
         """The deepest parser of the verbs `parsed` chose (`vrhcaby dice hint`'s)."""
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
                 chosen = action.choices.get(str(getattr(parsed, action.dest, "")))
                 if isinstance(chosen, Parser):
-                    return chosen._verb_parser(parsed)
+                    return chosen.verb_parser(parsed)
         return self
 
     def parse_known_args(  # type: ignore[override]

@@ -21,10 +21,12 @@ from engine.sixdice import (
     Game,
     RuleError,
     TurnView,
+    check_score,
     open_mask,
     parse_category,
     parse_dice,
 )
+from engine.text import ascii_int
 from vrhcaby.play.stats import wilson_ci95
 from vrhcaby.sixdice.players import (
     MAX_BANK,
@@ -84,17 +86,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def parse_sheet(text: str) -> list[int | None]:
-    """Scores of the used categories from "ones=3,straight=21" (a bare name scores 0)."""
+    """Scores of the used categories from "ones=3,straight=21": each a score the category
+    can hold (`engine.sixdice.check_score`), so that no expected total is of a sheet no
+    game can make."""
     scores: list[int | None] = [None] * N_CATEGORIES
     for item in filter(None, (p.strip() for p in text.split(","))):
-        name, _, value = item.partition("=")
+        name, eq, value = item.partition("=")
         c = parse_category(name)
         if scores[c] is not None:
             raise RuleError(f"category {CATEGORIES[c]} is listed twice in --sheet")
+        if not eq:
+            raise RuleError(
+                f"--sheet {item!r}: give the score written, as {CATEGORIES[c]}=0 for a zero"
+            )
         try:
-            scores[c] = int(value) if value else 0
+            points = ascii_int(value)
         except ValueError:
             raise ValueError(f"score of {CATEGORIES[c]} must be a number, got {value!r}") from None
+        check_score(c, points)
+        scores[c] = points
     return scores
 
 

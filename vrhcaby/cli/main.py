@@ -8,7 +8,6 @@ on stderr with exit status 2.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import re
@@ -30,6 +29,7 @@ COMMANDS = (
     "label",
     "dice",
     "netset",
+    "serve",
 )
 
 
@@ -47,7 +47,7 @@ def _protect_xgid(arg: str) -> str:
     return "XGID=" + arg if _BARE_XGID.fullmatch(arg) else arg
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> Parser:
     """The parser with every verb, or with `only` that one (so that a command imports
     nothing the others need: the command line answers faster)."""
     parser = Parser(
@@ -90,13 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     if program:
         gc.freeze()
     args = parser.parse_args(argv)
+    prog = parser.verb_parser(args).prog  # `vrhcaby hint`, `vrhcaby dice hint`
     try:
         return int(args.func(args) or 0)
     except (UsageError, ValueError, FileNotFoundError) as exc:
-        print(f"vrhcaby {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except ChildProcessError as exc:  # a worker process died (vrhcaby.play.pool.WorkerDied)
-        print(f"vrhcaby {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
