@@ -29,7 +29,6 @@ COMMANDS = (
     "label",
     "dice",
     "netset",
-    "serve",
 )
 
 
