@@ -69,6 +69,7 @@ held = set(zipfile.ZipFile(sys.argv[1]).namelist())
 want = {str(p) for top in ("engine", "agents", "vrhcaby") for p in Path(top).rglob("*.py")}
 want |= {"engine/py.typed", "agents/py.typed", "vrhcaby/py.typed", "train.py", "evaluate.py"}
 want |= {str(p) for p in Path("vrhcaby").rglob("data/*.json")}
+want |= {str(p) for p in Path("vrhcaby/serve/static").iterdir()}  # the web board
 shipped = [*Path("checkpoints").glob("td-*.pt"), *Path("checkpoints").glob("onesided-*.pt"), Path("checkpoints/sixdice-td.pt")]
 want |= {f"vrhcaby/checkpoints/{p.name}" for p in shipped}
 missing = sorted(want - held)

@@ -16,6 +16,10 @@ if [ "$(id -u)" = 0 ] && ! command -v gnubg >/dev/null && [ ! -x /usr/games/gnub
     && command -v apt-get >/dev/null; then
     apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnubg
 fi
+if [ "$(id -u)" = 0 ] && [[ ",$extra," == *,dev,* ]] && ! command -v chromium >/dev/null \
+    && command -v apt-get >/dev/null; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/pip install -q torch==2.13.0
 if [ -n "$extra" ]; then

@@ -29,6 +29,7 @@ COMMANDS = (
     "label",
     "dice",
     "netset",
+    "serve",
 )
 
 
