@@ -12,7 +12,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
+import os
+import shutil
 import struct
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -20,8 +25,9 @@ import numpy as np
 import pytest
 
 from agents import load_agent
+from vrhcaby.base.files import write_npz
 from vrhcaby.cli import main as cli
-from vrhcaby.nn import checkpoint
+from vrhcaby.nn import bearoff_db, checkpoint
 from vrhcaby.nn.net import load_evaluator
 from vrhcaby.nn.onesided import load as load_onesided
 from vrhcaby.sixdice.learner import load_net
@@ -272,3 +278,156 @@ def test_every_command_answers_a_lying_checkpoint_with_one_line(tmp_path):
 
 
 # --- a bear-off cache damaged in place --------------------------------------------------
+
+
+def data_offset(path: Path, member: str) -> int:
+    """Where entry `member`'s data starts in the zip file `path`, read from the zip and
+    `.npy` formats as specified (local header of 30 bytes, name, extra field, then the
+    `.npy` header of version 1.0)."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(f"{member}.npy")
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        local = f.read(30)
+        name, extra = struct.unpack("<HH", local[26:30])
+        f.seek(info.header_offset + 30 + name + extra)
+        head = f.read(10)
+        assert head[:8] == b"\x93NUMPY\x01\x00"
+        return info.header_offset + 30 + name + extra + 10 + struct.unpack("<H", head[8:])[0]
+
+
+def damage_in_place(path: Path, member: str, values: np.ndarray, at: int = 0) -> None:
+    """Overwrite float32 values of table `member` in place, as bit rot does: the file
+    keeps its size, inode and modification time."""
+    before = path.stat()
+    with open(path, "r+b") as f:
+        f.seek(data_offset(path, member) + 4 * at)
+        f.write(values.astype(np.float32).tobytes())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_ino, after.st_mtime_ns) == (
+        before.st_size,
+        before.st_ino,
+        before.st_mtime_ns,
+    )
+
+
+def bear_off_boards(checkers: int, n: int = 64, seed: int = 5) -> np.ndarray:
+    """`n` afterstates with `checkers` checkers of each side on its points 1 to 6."""
+    rng = np.random.default_rng(seed)
+    boards = np.zeros((n, 2, 25), np.int8)
+    for board in boards:
+        for side in (0, 1):
+            np.add.at(board[side], rng.integers(0, 6, checkers), 1)
+    return boards
+
+
+@pytest.fixture()
+def stamped_cache(tmp_path, monkeypatch):
+    """A copy of the sound bear-off cache, settled and stamped, and a `build` that
+    counts its calls and answers with the sound tables (no five-second rebuild)."""
+    sound = bearoff_db.database()
+    path = tmp_path / "bearoff.npz"
+    shutil.copyfile(bearoff_db.path(), path)
+    old = path.stat().st_mtime_ns - 60 * 10**9
+    os.utime(path, ns=(old, old))
+    assert bearoff_db._read(path) is not None
+    assert path.with_name(f"{path.name}.verified").exists()
+    builds = []
+
+    def build():
+        builds.append(1)
+        return bearoff_db.BearoffDB({n: np.array(getattr(sound, n)) for n in bearoff_db.TABLES})
+
+    monkeypatch.setattr(bearoff_db, "build", build)
+    return path, sound, builds
+
+
+# (table, values written over part of it, how the damage is read: 'two', 'one', 'cube')
+DAMAGE = [
+    ("win", np.full(2000, np.nan), "two"),
+    ("win", np.full(2000, 0.5), "two"),  # in range, but not the table: the CRC finds it
+    ("rolls", np.full(50_000, 1e22), "one"),
+    ("first", np.full(50_000, -3.0), "one"),
+    ("centred", np.full(2000, 1e22), "cube"),
+    ("owned", np.full(2000, np.inf), "cube"),
+]
+
+
+@pytest.mark.parametrize(
+    ("table", "values", "read"), DAMAGE, ids=[f"{d[0]}-{d[2]}" for d in DAMAGE]
+)
+def test_a_cache_damaged_in_place_under_its_stamp_is_found_and_rebuilt(
+    stamped_cache, caplog, table, values, read
+):
+    path, sound, builds = stamped_cache
+    damage_in_place(path, table, values)
+    caplog.set_level(logging.WARNING)
+    db = bearoff_db.load(path)  # the stamp still vouches for the file's size and time
+    if read == "cube":
+        boards = bear_off_boards(3)
+        got, want = db.cubeful(boards, "centre"), sound.cubeful(boards, "centre")
+        got = np.concatenate([got, db.cubeful(boards, "me")])
+        want = np.concatenate([want, sound.cubeful(boards, "me")])
+    else:
+        boards = bear_off_boards(3 if read == "two" else 15)
+        got, want = db.probabilities(boards), sound.probabilities(boards)
+    assert builds == [1], "the damaged table was not found"
+    assert f"table {table} fails its checksum" in caplog.text and str(path) in caplog.text
+    np.testing.assert_array_equal(got, want)
+    low = -1.0 if read == "cube" else 0.0
+    assert np.isfinite(got).all() and (got >= low).all() and (got <= 1).all()
+
+
+def test_only_the_tables_read_are_checked(stamped_cache, monkeypatch):
+    """A stamped file's tables are checked when first read, once each."""
+    path, _, builds = stamped_cache
+    checked = []
+    crc = bearoff_db._crc
+    monkeypatch.setattr(bearoff_db, "_crc", lambda t: checked.append(t.shape) or crc(t))
+    db = bearoff_db.load(path)
+    for _ in range(3):
+        db.probabilities(bear_off_boards(3))
+    assert checked == [bearoff_db._SHAPES["win"]] and builds == []
+
+
+def test_values_outside_the_range_never_leave_the_databases(tmp_path, stamped_cache, caplog):
+    """A file whose checksums were made over out-of-range tables (no checksum can see
+    that): the range guard finds it, the tables are rebuilt, the values are right."""
+    _, sound, builds = stamped_cache
+    tables = {name: np.array(getattr(sound, name)) for name in bearoff_db.TABLES}
+    tables["win"][:] = 7.0
+    tables["rolls"][:, 0] = -2.0
+    path = tmp_path / "made.npz"
+    caplog.set_level(logging.WARNING)
+    for checkers in (3, 15):
+        write_npz(path, {**tables, "checksum": bearoff_db._checksum(tables)})
+        db = bearoff_db.load(path)
+        boards = bear_off_boards(checkers)
+        got = db.probabilities(boards)
+        np.testing.assert_array_equal(got, sound.probabilities(boards))
+    assert builds == [1, 1] and "outside [0, 1]" in caplog.text
+
+
+def test_the_command_line_rebuilds_a_damaged_cache_and_shows_sound_values(tmp_path):
+    """`vrhcaby eval` of a bear-off (exact two-sided: the win probability is the
+    database's, checked against a recursive reference in test_bearoff) with the cache
+    damaged in place under its stamp: a one-line notice and the sound answer."""
+    cache = tmp_path / "cache" / "vrhcaby"
+    cache.mkdir(parents=True)
+    path = cache / bearoff_db.path().name
+    shutil.copyfile(bearoff_db.path(), path)
+    old = path.stat().st_mtime_ns - 60 * 10**9
+    os.utime(path, ns=(old, old))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "vrhcaby.cli", "eval", "txUAAGxVAAAAAA", "--json"]
+    sound = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    assert path.with_name(f"{path.name}.verified").exists()
+    damage_in_place(path, "win", np.full(853_776, np.nan))
+    damage_in_place(path, "rolls", np.full(1000, 1e22))
+    damaged = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert damaged.returncode == 0, damaged.stderr
+    assert damaged.stderr.strip().splitlines() == [
+        f"bear-off database {path} is corrupt (table win fails its checksum): rebuilding it"
+    ]
+    assert json.loads(damaged.stdout) == json.loads(sound.stdout)

@@ -6,13 +6,17 @@
 checksum of its arrays: a file that is missing, unreadable, of another shape or whose
 checksum does not match is rebuilt (and a warning names it), so a damaged cache never
 gives wrong values. The file is read by mapping it into memory, its tables views of the
-mapped pages (read-only), rather than copied into new arrays, and its checksum is computed
-once, not by every process: a file found sound leaves a stamp beside it (its size, inode,
-modification time and checksum, `_stamp`) once it is a few seconds old, and a later read
-whose file still matches the stamp skips the 20-25 ms of reading every byte. Any write to
-the file changes its modification time, so a file changed since is checked again. A command
-that meets a bear-off pays a millisecond and the pages it reads, not the 50 ms a copy
-through `np.load` costs. The two-sided values are exact; the one-sided ones are
+mapped pages (read-only), rather than copied into new arrays, and its whole checksum is
+computed once, not by every process: a file found sound leaves a stamp beside it (its size,
+inode, modification time and checksum, and each table's own CRC-32, `_sound`) once it is a
+few seconds old, and a later read whose file still matches the stamp skips the 20-25 ms of
+reading every byte. Any write to the file changes its modification time, so a file changed
+since is checked again; damage that keeps the size and time (bit rot, a bad disk) is found
+by the table's own CRC-32, checked when the process first reads that table (a millisecond
+or two), and the file is rebuilt with a one-line warning. Values leave the databases only
+inside their range (probabilities in [0, 1], equities in [-1, 1]): anything else is taken
+for damage too. A command that meets a bear-off pays a few milliseconds and the pages it
+reads, not the 50 ms a copy through `np.load` costs. The two-sided values are exact; the one-sided ones are
 distributions from which `BearoffDB.probabilities` combines a race as GNU Backgammon does.
 """
 
@@ -25,7 +29,7 @@ import struct
 import time
 import zipfile
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +44,8 @@ VERSION = 2
 """Bumped when the tables' definition changes, so that an old cache is not read."""
 TABLES = ("rolls", "first", "win", "centred", "owned", "theirs")
 MAX_ROLLS = 32
+_ROUNDING = 1e-6
+"""How far float32 rounding may take a table's value past its range (it is clipped)."""
 _SHAPES = {
     "rolls": (bearoff.N_POSITIONS, MAX_ROLLS),
     "first": (bearoff.N_POSITIONS, MAX_ROLLS),
@@ -47,22 +53,68 @@ _SHAPES = {
 }
 
 
-@dataclass(frozen=True)
 class BearoffDB:
-    """The one-sided and two-sided tables (see `engine.bearoff`), float32."""
+    """The one-sided and two-sided tables (see `engine.bearoff`), float32.
 
-    rolls: np.ndarray
-    """(54264, 32): P(bearing off all the checkers takes exactly n rolls)."""
-    first: np.ndarray
-    """(54264, 32): P(bearing off the first checker takes exactly n rolls)."""
-    win: np.ndarray
-    """(924, 924) [on roll, not on roll]: cubeless P(the side on roll wins), exact."""
-    centred: np.ndarray
-    """(924, 924): the side on roll's cubeful money equity (cube 1), cube centred."""
-    owned: np.ndarray
-    """(924, 924): the same with the cube on its side."""
-    theirs: np.ndarray
-    """(924, 924): the same with the cube on the opponent's side."""
+    Tables that a stamp vouched for (`unchecked`: name -> the CRC-32 the stamp recorded)
+    are checked once, when first read in this process: a table damaged in place since the
+    stamp (bit rot, a bad disk: size and modification time kept) is found then, named on
+    stderr, and the file at `file` rebuilt. A table costs a millisecond or two to check,
+    and a command checks only the tables it reads.
+    """
+
+    def __init__(
+        self,
+        tables: dict[str, np.ndarray],
+        unchecked: dict[str, int] | None = None,
+        file: Path | None = None,
+    ) -> None:
+        self._tables = {name: tables[name] for name in TABLES}
+        self._unchecked = dict(unchecked or {})
+        self._file = file
+
+    def _table(self, name: str) -> np.ndarray:
+        expected = self._unchecked.pop(name, None)
+        if expected is not None and _crc(self._tables[name]) != expected:
+            self._rebuild(f"table {name} fails its checksum")
+        return self._tables[name]
+
+    def _rebuild(self, why: str) -> None:
+        """Replace every table with freshly built ones (saved to `file`), saying why."""
+        where = self._file if self._file is not None else "in memory"
+        logger(__name__).warning("bear-off database %s is corrupt (%s): rebuilding it", where, why)
+        fresh = build() if self._file is None else _rebuilt(self._file)
+        self._tables, self._unchecked = fresh._tables, {}
+
+    @property
+    def rolls(self) -> np.ndarray:
+        """(54264, 32): P(bearing off all the checkers takes exactly n rolls)."""
+        return self._table("rolls")
+
+    @property
+    def first(self) -> np.ndarray:
+        """(54264, 32): P(bearing off the first checker takes exactly n rolls)."""
+        return self._table("first")
+
+    @property
+    def win(self) -> np.ndarray:
+        """(924, 924) [on roll, not on roll]: cubeless P(the side on roll wins), exact."""
+        return self._table("win")
+
+    @property
+    def centred(self) -> np.ndarray:
+        """(924, 924): the side on roll's cubeful money equity (cube 1), cube centred."""
+        return self._table("centred")
+
+    @property
+    def owned(self) -> np.ndarray:
+        """(924, 924): the same with the cube on its side."""
+        return self._table("owned")
+
+    @property
+    def theirs(self) -> np.ndarray:
+        """(924, 924): the same with the cube on the opponent's side."""
+        return self._table("theirs")
 
     def mean_rolls(self, rows: np.ndarray) -> np.ndarray:
         """Expected rolls to bear off all the checkers of each side's row (..., 25)."""
@@ -76,6 +128,9 @@ class BearoffDB:
         classes = classify_boards(after)
         if not np.isin(classes, (BEAROFF1, BEAROFF2)).all():
             raise ValueError("the bear-off databases only cover positions with every checker home")
+        return self._guarded(lambda: self._probabilities(after, classes), 0.0)
+
+    def _probabilities(self, after: np.ndarray, classes: np.ndarray) -> np.ndarray:
         to_roll, mover = bearoff.row_index(after[:, 0]), bearoff.row_index(after[:, 1])
         small = classes == BEAROFF2
         out = np.zeros((len(after), 5))
@@ -90,14 +145,28 @@ class BearoffDB:
     def cubeful(self, boards: np.ndarray, cube: str = "centre") -> np.ndarray:
         """The side on roll's (row 1) exact cubeful money equity (N,) for cube value 1 in
         two-sided positions (`BEAROFF2`), the cube ``"centre"``, ``"me"`` or ``"opponent"``."""
-        tables = {"centre": self.centred, "me": self.owned, "opponent": self.theirs}
+        tables = {"centre": "centred", "me": "owned", "opponent": "theirs"}
         if cube not in tables:
             raise ValueError(f"cube must be 'centre', 'me' or 'opponent', got {cube!r}")
         b = np.asarray(boards)
         if (classify_boards(b) != BEAROFF2).any():
             raise ValueError("exact cubeful equities need at most 6 checkers a side, all home")
         on_roll, other = bearoff.row_index(b[:, 1]), bearoff.row_index(b[:, 0])
-        return tables[cube][on_roll, other].astype(np.float64)
+        return self._guarded(lambda: getattr(self, tables[cube])[on_roll, other], -1.0)
+
+    def _guarded(self, compute: Callable[[], np.ndarray], low: float) -> np.ndarray:
+        """`compute()` as float64, every value in [low, 1]: a value outside (beyond float
+        rounding) or not finite means a damaged table that no checksum caught, so the
+        tables are rebuilt and the values computed again. Nothing outside the range leaves
+        the databases."""
+        for attempt in range(2):
+            out = np.asarray(compute(), np.float64)
+            inside = (out >= low - _ROUNDING).all() and (out <= 1 + _ROUNDING).all()
+            if inside and np.isfinite(out).all():
+                return np.clip(out, low, 1.0, out=out)
+            if attempt == 0:
+                self._rebuild(f"values outside [{low:g}, 1]")
+        raise RuntimeError(f"freshly built bear-off databases give values outside [{low:g}, 1]")
 
 
 def _checksum(arrays: dict[str, np.ndarray]) -> np.ndarray:
@@ -109,13 +178,18 @@ def _checksum(arrays: dict[str, np.ndarray]) -> np.ndarray:
     return np.array([crc], np.uint32)
 
 
+def _crc(table: np.ndarray) -> int:
+    """CRC-32 of one table's bytes: what a stamp records per table."""
+    return zlib.crc32(np.ascontiguousarray(table).data)
+
+
 def build() -> BearoffDB:
     """Compute both databases (numba)."""
     from engine import bearoff_build  # loads numba and the move generator: only to build
 
     rolls, first = bearoff_build.build_one_sided()
     tables = {"rolls": rolls, "first": first, **bearoff_build.build_two_sided()}
-    return BearoffDB(**{name: tables[name].astype(np.float32) for name in TABLES})
+    return BearoffDB({name: tables[name].astype(np.float32) for name in TABLES})
 
 
 #: A zip member's local header: its signature, then fields up to the lengths of the
@@ -166,10 +240,11 @@ def _read(path: Path) -> BearoffDB | None:
         )
         return None
     bad_shape = any(arrays[n].shape != _SHAPES[n] or arrays[n].dtype != np.float32 for n in TABLES)
-    if bad_shape or not (_stamped(path, arrays["checksum"]) or _sound(path, arrays)):
+    vouched = None if bad_shape else _stamped(path, arrays["checksum"])
+    if bad_shape or (vouched is None and not _sound(path, arrays)):
         logger(__name__).warning("bear-off database %s is corrupt (checksum): rebuilding it", path)
         return None
-    return BearoffDB(**{name: arrays[name] for name in TABLES})
+    return BearoffDB(arrays, vouched, path)
 
 
 #: How old (seconds) a file must be before its checksum is stamped: a write within the
@@ -182,28 +257,38 @@ def _stamp_path(path: Path) -> Path:
 
 
 def _stamp(path: Path, checksum: np.ndarray) -> str:
-    """What the stamp of `path` says: its size, inode, modification time in
-    nanoseconds and stored checksum."""
+    """The part of the stamp of `path` that says which file it vouches for: its size,
+    inode, modification time in nanoseconds and stored checksum."""
     st = path.stat()
-    return f"{st.st_size} {st.st_ino} {st.st_mtime_ns} {int(checksum[0])}\n"
+    return f"{st.st_size} {st.st_ino} {st.st_mtime_ns} {int(checksum[0])}"
 
 
-def _stamped(path: Path, checksum: np.ndarray) -> bool:
-    """Whether `path` was found sound as it is now (its stamp matches it)."""
+def _stamped(path: Path, checksum: np.ndarray) -> dict[str, int] | None:
+    """The CRC-32 of each table, as the stamp of `path` recorded them when the whole file
+    was found sound, if the stamp vouches for `path` as it is now; else None."""
     try:
-        return _stamp_path(path).read_text() == _stamp(path, checksum)
-    except (OSError, IndexError, ValueError):
-        return False
+        head, _, crcs = _stamp_path(path).read_text().partition(" tables ")
+        if head != _stamp(path, checksum):
+            return None
+    except OSError:
+        return None
+    try:
+        recorded = {name: int(crc) for name, crc in (pair.split("=") for pair in crcs.split())}
+    except ValueError:
+        return None
+    return recorded if sorted(recorded) == sorted(TABLES) else None
 
 
 def _sound(path: Path, arrays: dict[str, np.ndarray]) -> bool:
     """Whether the tables of `path` match their stored checksum (every byte read); if so,
-    and the file has settled, stamp it so later reads skip this (best effort)."""
+    and the file has settled, stamp it with each table's own CRC-32, so that a later
+    process checks only the tables it reads, when it reads them (best effort)."""
     if not np.array_equal(arrays["checksum"], _checksum(arrays)):
         return False
     try:
         if time.time() - path.stat().st_mtime > _SETTLED:
-            write_atomic(_stamp_path(path), _stamp(path, arrays["checksum"]))
+            crcs = " ".join(f"{name}={_crc(arrays[name])}" for name in TABLES)
+            write_atomic(_stamp_path(path), f"{_stamp(path, arrays['checksum'])} tables {crcs}\n")
     except OSError:
         pass  # an unwritable cache: the next read checks again
     return True
@@ -218,12 +303,15 @@ def load(file: Path | None = None) -> BearoffDB:
     """The databases from `file` (default `path()`), built and saved there if it is
     missing or corrupt."""
     file = path() if file is None else Path(file)
-    db = _read(file)
-    if db is None:
-        logger(__name__).info("building the bear-off databases into %s", file)
-        db = build()
-        arrays = {name: getattr(db, name) for name in TABLES}
-        save_atomic(file, {**arrays, "checksum": _checksum(arrays)})
+    return _read(file) or _rebuilt(file)
+
+
+def _rebuilt(file: Path) -> BearoffDB:
+    """The databases built afresh and saved to `file` (best effort)."""
+    logger(__name__).info("building the bear-off databases into %s", file)
+    db = build()
+    arrays = {name: getattr(db, name) for name in TABLES}
+    save_atomic(file, {**arrays, "checksum": _checksum(arrays)})
     return db
 
 
