@@ -24,6 +24,7 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
 from __future__ import annotations
 
 from agents.base import Agent, BatchAgent, CubelessAgent, GameContext
+from engine.text import ascii_int
 
 __all__ = ["Agent", "BatchAgent", "CubelessAgent", "GameContext", "load_agent", "parse_spec"]
 
@@ -53,13 +54,15 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
         if key not in _OPTIONS[name]:
             allowed = ", ".join(sorted(_OPTIONS[name])) or "none"
             raise ValueError(f"agent {name!r} has no option {key!r} (options: {allowed})")
+        if key in options:
+            raise ValueError(f"agent option {key!r} is given twice in {spec!r}")
         options[key] = value
     return name, (path if colon else None), options
 
 
 def _int(spec: str, key: str, value: str) -> int:
     try:
-        return int(value)
+        return ascii_int(value)
     except ValueError:
         raise ValueError(f"option {key}={value!r} of {spec!r} is not an integer") from None
 
@@ -71,7 +74,7 @@ def _prune(spec: str, options: dict[str, str]) -> int | None:
     value = options.get("prune", "off")
     if value in ("off", "on"):
         return Pruner.keep if value == "on" else None
-    if not value.isdigit() or int(value) < 1:
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
         raise ValueError(
             f"option prune={value!r} of {spec!r} is on, off or the replies kept per roll (1+)"
         )

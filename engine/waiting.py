@@ -51,7 +51,7 @@ def split_waiting(text: str) -> tuple[str, tuple[int, int] | None]:
         raise ValueError(f"{text!r}: waiting checkers are written @X,O (like @15,15) at the end")
     counts = []
     for part in (m["x"], m["o"]):
-        if not part.strip().isdigit() or int(part) > CHECKERS:
+        if not (part.isascii() and part.strip().isdigit()) or int(part) > CHECKERS:
             raise ValueError(
                 f"{text!r}: waiting checkers @X,O are two counts 0..{CHECKERS}, got {part!r}"
             )

@@ -95,6 +95,15 @@ class Session:
             raise Quit
         return text
 
+    def ask_yes_no(self, prompt: str) -> bool:
+        """A question answered y/yes or n/no, asked again until it is (anything else is
+        neither: a stray key must not start a game or settle a resignation)."""
+        while True:
+            reply = self.ask(prompt).lower()
+            if reply in ("y", "yes", "n", "no"):
+                return reply.startswith("y")
+            self.say("Answer y or n (or quit).")
+
     # --- boards: (2, 25), or (2, 26) with the waiting checkers in acey-deucey ------------
 
     def position(self, board: np.ndarray) -> engine.Position:
@@ -148,7 +157,7 @@ class Session:
                         self.say("You win the match!" if won else "The bot wins the match.")
                         return 0
                     self.match.next_game()
-                elif self.ask("Another game? [y/n] ").lower().startswith("n"):
+                elif not self.ask_yes_no("Another game? [y/n] "):
                     return 0
         except Quit:
             self.say(f"Bye. {self.status()}")
@@ -200,8 +209,7 @@ class Session:
         if side == BOT:
             offer = self.agent.resign_offer(position, ctx)
             if offer:
-                reply = self.ask(f"The bot resigns {RESULT[offer]}. Accept? [y/n] ")
-                if reply.lower().startswith("y"):
+                if self.ask_yes_no(f"The bot resigns {RESULT[offer]}. Accept? [y/n] "):
                     return HUMAN, offer * self.cube_value
                 self.say("Resignation refused; play goes on.")
             if ctx.may_double() and self.agent.double_decision(position, ctx):
@@ -258,8 +266,16 @@ class Session:
         return HUMAN, self.cube_value
 
     def human_resigns(self, board: np.ndarray, text: str) -> tuple[int, int] | None:
+        """`resign`, `resign 1`, `2` or `3` offered to the bot; anything else after
+        `resign` is no offer, and says so."""
         parts = text.split()
-        value = int(parts[1]) if len(parts) > 1 and parts[1] in ("1", "2", "3") else 1
+        if parts[0] != "resign" or len(parts) > 2 or parts[1:] not in ([], ["1"], ["2"], ["3"]):
+            self.say(
+                "Type resign or resign 1 (a single game), resign 2 (a gammon) or resign 3 "
+                f"(a backgammon); {' '.join(parts)!r} offers none of them."
+            )
+            return None
+        value = int(parts[1]) if len(parts) > 1 else 1
         ctx = self.context(BOT)
         if self.agent.accept_resignation(self.position(board).flip(), ctx, value):
             self.say(f"The bot accepts your resignation of {RESULT[value]}.")

@@ -50,6 +50,7 @@ import numpy as np
 
 import engine
 from agents.base import GameContext
+from engine.text import ascii_float, ascii_int
 from vrhcaby import analysis
 from vrhcaby.equity import decisions
 from vrhcaby.equity.context import check_match_length
@@ -101,7 +102,7 @@ def quote(text: str, limit: int = QUOTE) -> str:
 def _int(field: str, name: str, lo: int, hi: int) -> int:
     """A board field as an int in lo..hi; ValueError naming the field otherwise."""
     try:
-        value = int(field)
+        value = ascii_int(field)
     except ValueError:
         raise ValueError(f"FIBS board: {name} is not a number: {quote(field)}") from None
     if not lo <= value <= hi:
@@ -280,7 +281,7 @@ def _boolean(words: list[str], name: str) -> bool:
 
 def _number(words: list[str], name: str, kind: type = int) -> float:
     try:
-        return kind(words.pop(0))
+        return (ascii_int if kind is int else ascii_float)(words.pop(0))
     except (IndexError, ValueError):
         raise ValueError(f"{name} takes a number") from None
 
