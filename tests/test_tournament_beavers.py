@@ -275,7 +275,7 @@ def test_a_mat_with_beavers_is_imported_by_gnubg(tmp_path):
 
 
 def test_the_command_says_which_rules_it_played(capsys):
-    base = ["pubeval", "random?seed=3", "--games", "2", "--seed", "1", "--jobs", "1"]
+    base = ["pubeval", "random?seed=3", "--games", "2", "--seed", "1", "--jobs", "1", "--cube"]
     for flags, beavers in (([], True), (["--beavers"], True), (["--no-beavers"], False)):
         assert command.run(parse([*base, "--json", *flags])) == 0
         rules = json.loads(capsys.readouterr().out)["rules"]

@@ -52,13 +52,15 @@ def test_parser_defaults_and_options():
         3,
     )
     assert args.variant == "nackgammon" and args.mirror
-    assert parse(["a", "b"]).cube and parse(["a", "b"]).games == 1000
+    # No --cube: decided per pair (vrhcaby.cli.tournament.pair_cube).
+    assert parse(["a", "b"]).cube is None and parse(["a", "b"]).games == 1000
 
 
 def test_money_games_follow_gnubg_rules_unless_told(capsys):
     # Jacoby on by default, as in GNU Backgammon: pubeval never doubles, so with the rule
-    # every gammon counts single; --no-jacoby counts them double.
-    base = ["pubeval", "random?seed=3", "--games", "20", "--seed", "6", "--jobs", "1"]
+    # (and the cube forced on between these cubeless agents) every gammon counts single;
+    # --no-jacoby counts them double.
+    base = ["pubeval", "random?seed=3", "--games", "20", "--seed", "6", "--jobs", "1", "--cube"]
     for flags, jacoby in (([], True), (["--jacoby"], True), (["--no-jacoby"], False)):
         assert command.run(parse([*base, "--json", *flags])) == 0
         out = json.loads(capsys.readouterr().out)

@@ -1,6 +1,7 @@
 """Which agents play without a cube: said in every result table and results JSON, and a
-cube tournament that includes one and an agent with cube decisions warns on stderr (one
-line; among cubeless agents alone the cube is never turned, so there is nothing to warn)."""
+tournament with the cube forced on (`--cube`) that includes one and an agent with cube
+decisions warns on stderr (one line; among cubeless agents alone the cube is never
+turned, so there is nothing to warn). Without `--cube` such pairs play cubeless."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def test_pair_results_name_the_cubeless_agents() -> None:
 
 
 def test_cube_tournament_with_a_cubeless_agent_warns(capsys, tmp_path) -> None:
-    argv = ["gnubg", "pubeval", "random?seed=1", "--games", "2", "--no-progress"]
+    argv = ["gnubg", "pubeval", "random?seed=1", "--games", "2", "--no-progress", "--cube"]
     assert evaluate.main([*argv, "--json", "--out", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)
@@ -46,10 +47,13 @@ def test_cube_tournament_with_a_cubeless_agent_warns(capsys, tmp_path) -> None:
 def test_no_warning_without_the_cube_or_without_cubeless_agents(capsys) -> None:
     assert evaluate.main(["gnubg", "pubeval", "--games", "2", "--no-cube"]) == 0
     captured = capsys.readouterr()
-    assert captured.err == "" and "cube: off for every agent" in captured.out
+    assert captured.err == "" and "cube: off for every agent (--no-cube)" in captured.out
     assert evaluate.main(["gnubg", "gnubg?plies=1", "--games", "2", "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.err == "" and json.loads(captured.out)["cubeless_agents"] == []
-    assert evaluate.main(["pubeval", "heuristic", "--games", "2"]) == 0
+    assert evaluate.main(["pubeval", "heuristic", "--games", "2", "--cube"]) == 0
     captured = capsys.readouterr()
     assert captured.err == "" and "without a cube (never double, always take): " in captured.out
+    assert evaluate.main(["gnubg", "pubeval", "--games", "2"]) == 0  # cubeless by default
+    captured = capsys.readouterr()
+    assert captured.err == "" and "cube: off in every pair" in captured.out

@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,7 @@ from vrhcaby.io.plot import heatmap_svg
 from vrhcaby.nn import checkpoint
 from vrhcaby.play.stats import bradley_terry_elo
 from vrhcaby.play.tournament import (
+    MAX_GAMES,
     PairResult,
     PairSettings,
     check_agents,
@@ -71,8 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cube",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="use the doubling cube (default on)",
+        default=None,
+        help="use the doubling cube (default: in a pair whose agents both have cube "
+        "decisions, td and gnubg; random, heuristic and pubeval never double and always "
+        "take, so a cube would only flatter their opponent, or hide gammons under the "
+        "Jacoby rule)",
     )
     parser.add_argument(
         "--jacoby",
@@ -112,6 +117,8 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError("a tournament needs at least two agents")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.games > MAX_GAMES:
+        raise ValueError(f"--games must be at most {MAX_GAMES:,}, got {args.games:,}")
     if args.seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     check_match_length(args.match_to)
@@ -121,24 +128,39 @@ def _check(args: argparse.Namespace) -> list:
     return agents
 
 
-def _rules(args: argparse.Namespace) -> dict:
-    """The rules the games were played by, for `--json`."""
-    money_cube = args.cube and not args.match_to
+def pair_cube(args: argparse.Namespace, a, b) -> bool:
+    """Whether agents `a` and `b` play with the cube: as `--cube`/`--no-cube` say, else
+    only when both have cube decisions (a cubeless agent never doubles and always takes:
+    the cube would flatter its opponent, and among cubeless agents it is never turned,
+    so that the Jacoby rule would count every gammon single)."""
+    if args.cube is not None:
+        return bool(args.cube)
+    return not cubeless_agents((a, b))
+
+
+def _rules(args: argparse.Namespace, cubes: list[bool]) -> dict:
+    """The rules the games were played by, for `--json` (`cube`: whether any pair played
+    with it; each pair says its own)."""
+    money_cube = any(cubes) and not args.match_to
     return {
         "match_to": args.match_to,
-        "cube": args.cube,
+        "cube": any(cubes),
         "jacoby": args.jacoby if money_cube else None,
         "beavers": args.beavers if money_cube else None,
     }
 
 
-def _describe_rules(args: argparse.Namespace) -> str:
-    """The header line: what was played, by which rules."""
+def _describe_rules(args: argparse.Namespace, cubes: list[bool], cubeless: list[str]) -> str:
+    """The header line: what was played, by which rules, and where without the cube."""
     if args.match_to:
-        return f"{args.match_to}-point matches, Crawford rule" + ("" if args.cube else ", no cube")
-    if not args.cube:
-        return "money games without the cube"
-    return "money games with the cube, " + MoneyRules(args.jacoby, args.beavers).describe()
+        head = f"{args.match_to}-point matches, Crawford rule" + ("" if any(cubes) else ", no cube")
+    elif not any(cubes):
+        head = "money games without the cube (cubeless: gammons count double, backgammons triple)"
+    else:
+        head = "money games with the cube, " + MoneyRules(args.jacoby, args.beavers).describe()
+    if any(cubes) and not all(cubes):
+        head += f"; no cube in the pairs of {', '.join(cubeless)} (no cube decisions)"
+    return head
 
 
 def _fmt(x: float) -> str:
@@ -216,6 +238,11 @@ def run(args: argparse.Namespace) -> int:
     return stop.status
 
 
+def _pairs(agents: list) -> list[tuple[int, int]]:
+    """The pairs of a round robin, by their agents' indices, in the order played."""
+    return list(itertools.combinations(range(len(agents)), 2))
+
+
 def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[PairResult]:
     """Every pair's games, until all are played or a signal stops them; each pair's
     games are saved (`--out`) before the next pair starts."""
@@ -230,14 +257,14 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
         record=args.out is not None,
         beavers=args.beavers,
     )
-    for k, (i, j) in enumerate(itertools.combinations(range(len(agents)), 2)):
+    for k, (i, j) in enumerate(_pairs(agents)):
         try:
             pair = play_pair(
                 agents[i],
                 agents[j],
                 games=args.games,
                 seed=args.seed,
-                settings=settings,
+                settings=replace(settings, cube=pair_cube(args, agents[i], agents[j])),
                 jobs=args.jobs,
                 backend=args.backend,
                 workers=args.workers,
@@ -260,9 +287,10 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
 def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> None:
     """The results: `results.json` and `table.svg` (atomically) and the table or JSON."""
     cubeless = cubeless_agents(agents)
+    cubes = [pair_cube(args, agents[i], agents[j]) for i, j in _pairs(agents)]
     result: dict = {
-        "rules": _rules(args),
-        "cube": args.cube,
+        "rules": _rules(args, cubes),
+        "cube": any(cubes),
         "cubeless_agents": cubeless,
         "pairs": [p.to_json() for p in pairs],
     }
@@ -286,7 +314,7 @@ def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> 
     if args.json:
         print(json.dumps(result))
         return
-    print(_describe_rules(args))
+    print(_describe_rules(args, cubes, cubeless))
     unit = "matches" if args.match_to else "games"
     print(
         f"{'A':>24} {'B':>24} {unit:>7} {'pairs':>6} {'ppg':>7} {'95% CI':>17} "
@@ -305,9 +333,14 @@ def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> 
         print(line)
     mode = "mirrored pairs (each the mean of two games with the same dice, seats swapped)"
     print(f"ppg: A's points per game; interval over {mode if args.mirror else 'games'}")
-    if not args.cube:
-        print("cube: off for every agent")
-    elif cubeless:
+    names = ", ".join(cubeless)
+    if not any(cubes) and args.cube is False:
+        print("cube: off for every agent (--no-cube)")
+    elif not any(cubes):
+        print(f"cube: off in every pair, each has an agent without cube decisions: {names}")
+    elif args.cube is None and cubeless:
+        print(f"cube: off in the pairs of the agents without cube decisions: {names}")
+    elif args.cube and cubeless:
         print(f"without a cube (never double, always take): {', '.join(cubeless)}")
     if len(agents) >= 3:
         names = [a[:10] for a in args.agents]

@@ -98,6 +98,8 @@ class PairResult:
     #: The agents of the pair that play without a cube (never double, always take, never
     #: resign): their cube results say little about the cube play of the other.
     cubeless: list[str] = field(default_factory=list)
+    #: Whether the pair played with the doubling cube (`PairSettings.cube`).
+    cube: bool = True
     results: list[GameResult] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
@@ -649,6 +651,7 @@ def summarise(
         match_to=settings.match_to,
         interrupted=interrupted,
         cubeless=list(cubeless or []),
+        cube=settings.cube,
         results=games,
     )
     if settings.match_to:
