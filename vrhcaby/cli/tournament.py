@@ -33,7 +33,6 @@ from vrhcaby.io.plot import heatmap_svg
 from vrhcaby.nn import checkpoint
 from vrhcaby.play.stats import bradley_terry_elo
 from vrhcaby.play.tournament import (
-    MAX_GAMES,
     PairResult,
     PairSettings,
     check_agents,
@@ -117,8 +116,6 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError("a tournament needs at least two agents")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, got {args.games}")
-    if args.games > MAX_GAMES:
-        raise ValueError(f"--games must be at most {MAX_GAMES:,}, got {args.games:,}")
     if args.seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     check_match_length(args.match_to)
