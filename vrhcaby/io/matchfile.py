@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -348,13 +348,7 @@ class _GameReplay:
             raise fail(number, f"{_cut(a[0])} by the {name} player while a double awaits an answer")
         elif self.on_roll is not None and seat != self.on_roll:
             raise fail(number, f"the {name} player acts out of turn: {_cut(a[0])}")
-        state = dict(
-            line=number,
-            seat=seat,
-            board=self.view(seat),
-            cube_value=self.cube,
-            cube_owner=self.owner,
-        )
+        state = MatTurn(number, seat, "", self.view(seat), self.cube, self.owner)
         if a["dice"]:
             self.move(number, seat, a, state)
         elif a["double"]:
@@ -362,26 +356,26 @@ class _GameReplay:
                 raise fail(number, f"the {name} player doubles without access to the cube")
             if int(a["double"]) != 2 * self.cube:
                 raise fail(number, f"doubles to {a['double']}, but the cube is at {self.cube}")
-            self.turns.append(MatTurn(kind="double", **state))
+            self.turns.append(replace(state, kind="double"))
             self.doubled = seat
         elif a["take"]:
-            self.turns.append(MatTurn(kind="take", **state))
+            self.turns.append(replace(state, kind="take"))
             self.cube, self.owner, self.doubled = 2 * self.cube, seat, None
         elif a["beaver"]:
             if int(a["beaver"]) != 4 * self.cube:
                 raise fail(number, f"beavers to {a['beaver']}, but the cube is at {self.cube}")
-            self.turns.append(MatTurn(kind="beaver", **state))
+            self.turns.append(replace(state, kind="beaver"))
             self.cube, self.owner, self.doubled = 4 * self.cube, seat, None
         else:
-            self.turns.append(MatTurn(kind="drop", **state))
+            self.turns.append(replace(state, kind="drop"))
             self.doubled, self.ended = None, True
 
-    def move(self, number: int, seat: int, a: re.Match, state: dict) -> None:
+    def move(self, number: int, seat: int, a: re.Match, state: MatTurn) -> None:
         dice = (int(a["dice"][0]), int(a["dice"][1]))
         if self.on_roll is None and dice[0] == dice[1]:
             raise self.reader.fail(number, f"the opening roll {a['dice']} is a double")
         text = a["play"].strip()
-        position = engine.Position(state["board"])
+        position = engine.Position(state.board)
         plays = engine.legal_plays(position, dice)
         if not text:
             if plays:
@@ -395,7 +389,7 @@ class _GameReplay:
             except ValueError as exc:
                 raise self.reader.fail(number, str(exc)) from None
         self.turns.append(
-            MatTurn(kind="move", dice=dice, play=text, after=after, legal=len(plays), **state)
+            replace(state, kind="move", dice=dice, play=text, after=after, legal=len(plays))
         )
         if after is not None:
             self.board = after if seat == 0 else after[::-1].copy()
