@@ -376,7 +376,7 @@ def find_checkpoint(path: str) -> Path:
             return file
     if given.exists():  # not a file: the loader says what it is
         return given
-    names = ", ".join(sorted(f.stem for f in CHECKPOINTS.glob("td*.pt"))) or "none"
+    names = ", ".join(sorted(f.stem for f in CHECKPOINTS.glob("*.pt"))) or "none"
     raise CheckpointError(f"{path}: checkpoint not found (shipped networks: {names})")
 
 

@@ -40,7 +40,7 @@ from typing import Any
 import torch
 
 from agents import load_agent
-from agents.td import find_checkpoint
+from agents.td import CHECKPOINTS, find_checkpoint
 from vrhcaby.base.config import format_table, load_config, to_dict
 from vrhcaby.cli.common import Parser, cpu_count
 from vrhcaby.learn.backgammon import Backgammon
@@ -299,6 +299,45 @@ def report(game: Game, latest_eval: dict[str, Any], cfg: TrainConfig) -> Evaluat
     return game.report({k: v for k, v in latest_eval.items() if k != "games"}, cfg.eval)
 
 
+def find_inputs(cfg: TrainConfig, config_file: str | None) -> TrainConfig:
+    """`cfg` with its input files found as every verb finds them: `init_from` and the
+    `netset` networks a checkpoint's path or a shipped network's name, from any folder
+    (`agents.td.find_checkpoint`: `init_from = "td-best"`); each `distill.labels` folder
+    from the working directory, else beside the config file, else in the checkout the
+    code runs from (the distillation configs name `data/labels/...` there). What is found
+    nowhere is kept as written, for the checks that follow to name."""
+
+    def network(value: str) -> str:
+        if not value or value in checkpoint.SET_CLASSES:
+            return value
+        try:
+            return str(find_checkpoint(value))
+        except checkpoint.CheckpointError:
+            return value
+
+    places = [Path(config_file).parent] if config_file else []
+    places.append(CHECKPOINTS.parent)
+
+    def folder(value: str) -> str:
+        path = Path(value).expanduser()
+        if path.is_absolute() or path.is_dir():
+            return value
+        return next((str(p / path) for p in places if (p / path).is_dir()), value)
+
+    sets = cfg.netset
+    return replace(
+        cfg,
+        init_from=network(cfg.init_from),
+        netset=replace(
+            sets,
+            contact=network(sets.contact),
+            crashed=network(sets.crashed),
+            race=network(sets.race),
+        ),
+        distill=replace(cfg.distill, labels=tuple(folder(f) for f in cfg.distill.labels)),
+    )
+
+
 def configure(args: argparse.Namespace) -> tuple[TrainConfig, torch.device]:
     """The run's configuration (the file, then --set, --device, --workers) and its torch
     device, checked against the command line; torch's threads set; the config printed."""
@@ -307,7 +346,7 @@ def configure(args: argparse.Namespace) -> tuple[TrainConfig, torch.device]:
         overrides.append(f"device={args.device}")
     if args.workers is not None:
         overrides.append(f"ray.workers={args.workers}")
-    cfg = load_config(TrainConfig, args.config, overrides)
+    cfg = find_inputs(load_config(TrainConfig, args.config, overrides), args.config)
     device = resolve_device(cfg.device)
     check_directory("checkpoint_dir", cfg.checkpoint_dir)
     check_directory("runs_dir", cfg.runs_dir)

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.td import find_checkpoint
 from engine.sixdice import FREE_RETHROWS, N_CATEGORIES, OUTCOME_PROB, RuleError
 from vrhcaby.learn.config import EvalConfig
 from vrhcaby.learn.episodes import Episodes
@@ -311,9 +312,9 @@ def load_net(path: str | Path) -> SheetNet:
 
 
 def load_td_agent(path: str | Path, harsh: bool = False) -> ValueAgent:
-    """The learned player from a checkpoint (it plays the standard game only)."""
+    """The learned player from a checkpoint: a path, or a shipped network by its name from
+    any folder (`td:sixdice-td`, `td:checkpoints/sixdice-td.pt`; `agents.td.find_checkpoint`,
+    as backgammon's `td:NAME`). It plays the standard game only."""
     if harsh:
         raise RuleError("the learned dice agent plays the standard game only")
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"no checkpoint {path}")
-    return ValueAgent(f"td:{path}", net_values(load_net(path)))
+    return ValueAgent(f"td:{path}", net_values(load_net(find_checkpoint(str(path)))))
