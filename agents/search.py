@@ -333,20 +333,36 @@ def filtered_search(
     rank: Ranking = cubeless,
     *,
     prune: Pruner | None = None,
+    keep: np.ndarray | None = None,
+    ply: Callable[[np.ndarray, int], np.ndarray] | None = None,
 ) -> Searched:
     """Candidates `afterstates` played from `boards[parent]` searched to `plies` through
     move filters: all valued at 0-ply, then at each ply d the best `filter[d - 1]` of each
     board by the last ply's value (`rank` of their probabilities; the first on ties) valued
     at ply d (`ply_probabilities`, pruned by `prune` if given). One evaluation of one ply
-    covers all candidates of all boards."""
+    covers all candidates of all boards.
+
+    `keep` (bool (N,)) names candidates valued at every ply whatever the filters (the play
+    a player made, which an analysis judges at full depth as GNU Backgammon does); `ply`,
+    if given, values candidates at a ply instead of `ply_probabilities` over `evaluator`
+    (another program's own n-ply evaluation, as the analysis's GNU Backgammon judge)."""
     n = len(afterstates)
-    p = ply_probabilities(evaluator, afterstates, 0, boards, parent)
+    if ply is None:
+        p = ply_probabilities(evaluator, afterstates, 0, boards, parent)
+    else:
+        p = np.asarray(ply(afterstates, 0), dtype=np.float64)
     values = np.asarray(rank(p, np.arange(n)), dtype=np.float64)
     reached = np.zeros(n, dtype=np.int64)
     for depth in range(1, plies + 1):
         alive = np.where(reached == depth - 1, values, -np.inf)
-        rows = np.flatnonzero(top_k(alive, parent, filter[depth - 1]))
-        p[rows] = ply_probabilities(evaluator, afterstates[rows], depth, prune=prune)
+        chosen = top_k(alive, parent, filter[depth - 1])
+        if keep is not None:
+            chosen |= keep
+        rows = np.flatnonzero(chosen)
+        if ply is None:
+            p[rows] = ply_probabilities(evaluator, afterstates[rows], depth, prune=prune)
+        else:
+            p[rows] = ply(afterstates[rows], depth)
         values[rows] = rank(p[rows], rows)
         reached[rows] = depth
     return Searched(p, values, reached)

@@ -262,7 +262,7 @@ class TDAgent(AfterstateAgent):
         """The ranking value of each afterstate at the agent's depth (-inf for those the
         filters dropped): cubeless money equity, or with `contexts` (one per board) the
         cubeful equity of `vrhcaby hint` in that game's cube and match."""
-        rank = _Ranking(afterstates, parent, contexts, self.efficiency)
+        rank = Ranking(afterstates, parent, contexts, self.efficiency)
         found = search.filtered_search(
             self.evaluator,
             afterstates,
@@ -301,7 +301,7 @@ class TDAgent(AfterstateAgent):
         return play_reaching(position, dice, chosen)
 
 
-class _Ranking:
+class Ranking:
     """Turns probabilities of afterstates into the values plays are ranked by.
 
     Without contexts: cubeless money equity. With one context per board: the cubeful
