@@ -8,6 +8,7 @@ that a reader never sees half a file; a read-only cache only costs recomputing n
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,3 +59,49 @@ def save_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
         write_npz(path, arrays)
     except OSError as exc:
         logger(__name__).warning("could not cache %s: %s", path, exc)
+
+
+def check_output_dir(path: str | Path, what: str) -> Path:
+    """That results can be written into the folder `path` (setting or option `what`),
+    checked before any work, so that a run does not fail at its first write after hours:
+    no part of the path is a file, and a file (or, where the folder does not exist yet, a
+    folder) can be made where it will be, which is tried, because permissions do not tell:
+    root may write anywhere but a read-only file system or ``/proc``. The probe is removed
+    and the folder is not made here. A ValueError of one line says what is wrong."""
+    path = Path(path)
+    _probe(path, path, what)
+    return path
+
+
+def check_output_file(path: str | Path, what: str) -> Path:
+    """That the file `path` (option `what`) can be written, before any work (see
+    `check_output_dir`): it is not a folder and a file can be made beside it (the atomic
+    writers make a temporary file there and rename it; a missing folder is made)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what} {str(path)!r:.200} is a folder, not a file")
+    _probe(path.parent, path, what)
+    return path
+
+
+def _probe(folder: Path, shown: Path, what: str) -> None:
+    """Make and remove a file in `folder`, or, where it does not exist, a folder in its
+    deepest part that does; a ValueError naming `what` and `shown` if that fails."""
+    for part in (folder, *folder.parents):
+        if part.exists():
+            break
+    else:  # pragma: no cover - '/' or '.' always exists
+        part = Path(".")
+    try:
+        if not part.is_dir():
+            raise NotADirectoryError(0, f"{str(part)!r:.200} is a file, not a folder")
+        if part == folder:
+            fd, probe = tempfile.mkstemp(prefix=".vrhcaby-probe-", dir=part)
+            os.close(fd)
+            os.unlink(probe)
+        else:
+            os.rmdir(tempfile.mkdtemp(prefix=".vrhcaby-probe-", dir=part))
+    except OSError as exc:
+        raise ValueError(
+            f"{what} {str(shown)!r:.200} cannot be written: {exc.strerror or exc}"
+        ) from None

@@ -31,6 +31,7 @@ from typing import Any
 from agents.search import Ranker, ValueFunction
 from agents.td import find_checkpoint, load_pruner
 from vrhcaby.base.config import load_config
+from vrhcaby.base.files import check_output_dir, check_output_file
 from vrhcaby.cli.common import (
     StopSignals,
     UsageError,
@@ -46,6 +47,7 @@ from vrhcaby.learn.labels import (
     make_shard,
     shard_meta,
 )
+from vrhcaby.nn.checkpoint import write_atomic
 from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt
 
 _SHARD_FILE = re.compile(r"shard-(\d+)\.npz")
@@ -280,6 +282,9 @@ def run(args: argparse.Namespace) -> int:
     """Make the run's missing shards; after SIGINT or SIGTERM the shards finished are kept
     and the exit status is 130 or 143 (`StopSignals`)."""
     config = configure(args)
+    check_output_dir(config.folder, "out_dir")
+    if args.json:
+        check_output_file(args.json, "--json")
     teacher = network("teacher", config.teacher)
     student = network("student", config.student) if config.student else None
     ranker = pruner(config)
@@ -324,7 +329,7 @@ def run(args: argparse.Namespace) -> int:
         if interrupted:
             print("interrupted: run the same command again to continue", file=sys.stderr)
         if args.json:
-            Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+            write_atomic(args.json, json.dumps(summary, indent=2) + "\n")
     return stop.status or (130 if interrupted else 0)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from engine.svg import board_svg
 from engine.variants import get_variant
 from engine.waiting import read_position
+from vrhcaby.base.files import check_output_file
 from vrhcaby.cli.common import UsageError
 from vrhcaby.io.board_json import parse_shown_play, show_json
 from vrhcaby.io.board_text import draw
@@ -22,7 +23,9 @@ from vrhcaby.nn import checkpoint
 
 
 def write_svg(path: Path, svg: str) -> None:
-    """Write the picture atomically (`checkpoint.write_atomic`) into a folder that exists."""
+    """Write the picture atomically (`checkpoint.write_atomic`) into a folder that exists
+    (a missing folder is more likely a mistyped path than a wish for a new one)."""
+    check_output_file(path, "--svg")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"--svg {path}: folder {str(folder)!r} does not exist")

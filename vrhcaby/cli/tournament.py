@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import load_agent
+from vrhcaby.base.files import check_output_dir
 from vrhcaby.cli.common import (
     MoneyRules,
     StopSignals,
@@ -33,6 +34,7 @@ from vrhcaby.io.plot import heatmap_svg
 from vrhcaby.nn import checkpoint
 from vrhcaby.play.stats import bradley_terry_elo
 from vrhcaby.play.tournament import (
+    MAX_GAMES,
     PairResult,
     PairSettings,
     check_agents,
@@ -100,6 +102,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", type=Path, help="save games and results in this folder")
+    parser.add_argument(
+        "--force", action="store_true", help="replace the results of an earlier run in --out"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -116,6 +121,8 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError("a tournament needs at least two agents")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.games > MAX_GAMES:
+        raise ValueError(f"--games must be at most {MAX_GAMES:,}, got {args.games:,}")
     if args.seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     check_match_length(args.match_to)
@@ -164,15 +171,35 @@ def _fmt(x: float) -> str:
     return "  n/a" if math.isnan(x) else f"{x:+.3f}"
 
 
-def check_out(out: Path | None) -> None:
-    """`--out` names a directory or one that can be made (not a file, nor inside one)."""
+#: The files a tournament writes into `--out`, besides its ``pair*.mat`` files.
+OUT_FILES = ("games.jsonl", "results.json", "table.svg")
+
+
+def prepare_out(out: Path | None, force: bool) -> None:
+    """Before a game is played: `--out` is a folder that can be written (made if need
+    be), no name a result takes there is a folder, and it holds no earlier run's results,
+    unless `force`, when they are removed (the ``.mat`` files too, so that none of an
+    earlier run is taken for this one's). An earlier run is never overwritten silently."""
     if out is None:
         return
-    for part in (out, *out.parents):
-        if part.exists():
-            if not part.is_dir():
-                raise ValueError(f"--out {str(out)!r:.80}: {str(part)!r:.80} is a file")
-            return
+    check_output_dir(out, "--out")
+    earlier = [out / name for name in OUT_FILES if (out / name).exists()]
+    earlier += sorted(out.glob("pair*.mat"))
+    for path in earlier:
+        if path.is_dir():
+            raise ValueError(f"--out {str(out)!r:.80}: {path.name} is a folder, not a results file")
+    if earlier and not force:
+        names = ", ".join(p.name for p in earlier[:3]) + (", ..." if len(earlier) > 3 else "")
+        raise ValueError(
+            f"--out {str(out)!r:.80} holds an earlier tournament's results ({names}): add "
+            "--force to replace them, or choose another folder"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for path in earlier:
+            path.unlink()
+    except OSError as exc:
+        raise ValueError(f"--out {str(out)!r:.80}: {exc.strerror}") from None
 
 
 def _records(pair: PairResult, seed: int) -> list[dict]:
@@ -209,8 +236,8 @@ def _save(out: Path, records: list[dict], pair: PairResult, index: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """The tournament; after SIGINT or SIGTERM, the games finished are kept, written and
     summarised, and the exit status is 130 or 143 (`StopSignals`)."""
-    check_out(args.out)
     agents = _check(args)
+    prepare_out(args.out, args.force)
     if args.backend == "ray":
         from vrhcaby.play.ray import connect
 
@@ -222,12 +249,6 @@ def run(args: argparse.Namespace) -> int:
             "take): cube results against them flatter their opponents",
             file=sys.stderr,
         )
-    if args.out:
-        try:
-            args.out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"--out {str(args.out)!r:.80}: {exc.strerror}") from None
-        (args.out / "games.jsonl").unlink(missing_ok=True)
     with StopSignals() as stop:
         pairs = _play(args, agents, stop)
         with stop.holding():

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import math
-import os
 import re
 import signal
 import subprocess
@@ -42,6 +41,7 @@ import torch
 from agents import load_agent
 from agents.td import CHECKPOINTS, find_checkpoint
 from vrhcaby.base.config import format_table, load_config, to_dict
+from vrhcaby.base.files import check_output_dir
 from vrhcaby.cli.common import Parser, cpu_count
 from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
@@ -165,21 +165,6 @@ class TrainConfig:
         """What picks the best checkpoint: `eval.best_by`, or for a distillation run
         without evaluations the held-out loss ("held_out_loss", lower is better)."""
         return "held_out_loss" if self.distilling and not self.eval.every else self.eval.best_by
-
-
-def check_directory(key: str, path: str) -> None:
-    """A directory setting names a directory, or one that can be made: no part of it is
-    a file, and the part that exists is writable (else the run would fail at its first
-    checkpoint or log, after games were trained)."""
-    for part in (Path(path), *Path(path).parents):
-        if part.exists():
-            if not part.is_dir():
-                raise ValueError(
-                    f"{key} {path!r:.80} is not a directory ({str(part)!r:.80} is a file)"
-                )
-            if not os.access(part, os.W_OK | os.X_OK):
-                raise ValueError(f"{key} {path!r:.80} cannot be written ({str(part)!r:.80})")
-            return
 
 
 def check_opponents(cfg: TrainConfig) -> None:
@@ -348,8 +333,8 @@ def configure(args: argparse.Namespace) -> tuple[TrainConfig, torch.device]:
         overrides.append(f"ray.workers={args.workers}")
     cfg = find_inputs(load_config(TrainConfig, args.config, overrides), args.config)
     device = resolve_device(cfg.device)
-    check_directory("checkpoint_dir", cfg.checkpoint_dir)
-    check_directory("runs_dir", cfg.runs_dir)
+    check_output_dir(cfg.checkpoint_dir, "checkpoint_dir")
+    check_output_dir(cfg.runs_dir, "runs_dir")
     if args.backend == "ray" and cfg.game != "backgammon":
         raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
     if args.backend == "ray" and (cfg.netset.train or cfg.starts.network):

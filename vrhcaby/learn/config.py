@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vrhcaby.play.tournament import MAX_GAMES
+
 OPTIMIZERS = ("sgd", "adam")
 MAX_LR = 10.0
 """The largest learning rate taken: far above any that learns (0.1 for SGD, 0.002 for
 Adam here), and far below those that overflow torch's float32 step at once."""
 BACKUPS = ("sampled", "expected")
+MAX_LOCKSTEP = 20_000
+"""The most games played side by side in one batch (`td.batch_games`, a label shard's
+`games_per_shard`): their boards, network inputs and records are held at once, about a
+gigabyte at this count (the recipes use 50 to 512). More is refused when the config is
+read, not by an allocation after minutes of work."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,11 @@ class TDConfig:
     def __post_init__(self) -> None:
         if self.batch_games < 1 or self.games_per_update < 1 or self.epochs < 1:
             raise ValueError("batch_games, games_per_update and epochs must be at least 1")
+        if self.batch_games > MAX_LOCKSTEP:
+            raise ValueError(
+                f"batch_games must be at most {MAX_LOCKSTEP:,} (games side by side), got "
+                f"{self.batch_games:,}"
+            )
         for name in ("lam", "lam_end", "epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
@@ -91,5 +103,7 @@ class EvalConfig:
                 f"eval.games must be at least 1 and eval.seed 0 or more, got {self.games}, "
                 f"{self.seed}"
             )
+        if self.games > MAX_GAMES:
+            raise ValueError(f"eval.games must be at most {MAX_GAMES:,}, got {self.games:,}")
         if self.best_by == "move_cost" and not self.judge_games:
             raise ValueError("eval.best_by = 'move_cost' needs eval.judge_games > 0")

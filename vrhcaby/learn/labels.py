@@ -35,6 +35,7 @@ from agents.search import ValueFunction
 from engine.formats import position_ids
 from vrhcaby.base.files import write_npz
 from vrhcaby.equity.outcomes import equity
+from vrhcaby.learn.config import MAX_LOCKSTEP
 
 #: Bits of `Shard.role`: why a play was labelled.
 STUDENT_TOP, TEACHER_SEARCHED, TEACHER_CHOICE, RANDOM = 1, 2, 4, 8
@@ -87,6 +88,11 @@ class LabelConfig:
         for key in ("shards", "games_per_shard"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        if self.games_per_shard > MAX_LOCKSTEP:
+            raise ValueError(
+                f"games_per_shard must be at most {MAX_LOCKSTEP:,} (games side by side), "
+                f"got {self.games_per_shard:,}"
+            )
         for key in ("sample", "keep_agreeing", "explore"):
             if not 0 <= getattr(self, key) <= 1:
                 raise ValueError(f"{key} must be between 0 and 1, got {getattr(self, key)}")

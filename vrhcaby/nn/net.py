@@ -45,7 +45,22 @@ if TYPE_CHECKING:
     import torch
 
 ACTIVATIONS = ("sigmoid", "tanh", "relu")
+MAX_WEIGHTS = 100_000_000
+"""The most weights (and biases) a network may have: 400 MB of float32, four times that
+to train with Adam. The largest network here has 1.2 million; a width mistyped by a few
+digits is refused when the config is read, not by an allocation after the games."""
 OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+
+def check_weights(sizes: tuple[int, ...]) -> None:
+    """That a network of layer widths `sizes` (inputs first) has at most `MAX_WEIGHTS`
+    weights; else a ValueError saying how many it would have."""
+    weights = sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+    if weights > MAX_WEIGHTS:
+        raise ValueError(
+            f"a {'-'.join(map(str, sizes))} network would have {weights:,} weights, more "
+            f"than the {MAX_WEIGHTS:,} a network may have"
+        )
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,7 @@ class NetConfig:
         if not self.hidden or any(int(h) < 1 for h in self.hidden):
             raise ValueError(f"hidden sizes must be positive integers, got {self.hidden}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        check_weights(self.sizes)
 
     @property
     def inputs(self) -> int:

@@ -36,6 +36,10 @@ from vrhcaby.play.stats import mean_ci95, nan_to_none, wilson_ci95
 
 #: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
 CHUNK = 64
+MAX_GAMES = 10_000_000
+"""The most games (or matches) of one pair: each game's result is kept until the pair's
+statistics are drawn, a few hundred bytes each, so ten million is gigabytes, and days of
+play at the fastest agents' thousands of games a second. More is refused before a game."""
 MAX_TURNS = 10_000
 
 
@@ -683,6 +687,8 @@ def play_pair(
     """
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
+    if games > MAX_GAMES:
+        raise ValueError(f"--games must be at most {MAX_GAMES:,}, got {games:,}")
     if seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {seed}")
     check_agents((agent_a, agent_b), settings)

@@ -38,6 +38,7 @@ from vrhcaby.learn.config import EvalConfig
 from vrhcaby.learn.episodes import Episodes
 from vrhcaby.learn.game import Evaluation
 from vrhcaby.nn import checkpoint
+from vrhcaby.nn.net import check_weights
 from vrhcaby.sixdice.players import (
     MAX_BANK,
     SheetValues,
@@ -63,6 +64,7 @@ class SheetNetConfig:
     def __post_init__(self) -> None:
         if not self.hidden or min(self.hidden) < 1:
             raise ValueError(f"sixdice.hidden needs positive widths, got {list(self.hidden)}")
+        check_weights((N_INPUTS, *self.hidden, 1))
 
     def to_dict(self) -> dict[str, Any]:
         return {"hidden": list(self.hidden)}
