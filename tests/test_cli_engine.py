@@ -82,7 +82,7 @@ def test_moves_with_no_legal_play(capsys):
         (["moves", START, "71"], "1 to 6"),
         (["moves", START, "3"], "two dice"),
         (["moves", "//////////////", "31"], "Position ID"),
-        (["moves", START], "DICE"),
+        (["moves", START], "give the dice"),
         (["show", "4HPwATDgc/ABM"], "14 characters"),
         (["moves", START, "31", "--variant", "backgammon2"], "unknown variant"),
     ],

@@ -18,8 +18,9 @@ import numpy as np
 
 import engine
 from engine.play import parse_dice
+from engine.waiting import read_position as read_waiting_position
 from vrhcaby.cli.common import UsageError
-from vrhcaby.io.board_json import moves_json, moves_json_ad, read_playable_position
+from vrhcaby.io.board_json import moves_json, moves_json_ad, read_dice, read_playable_position
 
 _CHUNK = 512
 
@@ -73,10 +74,9 @@ def run(args: argparse.Namespace) -> int:
             ok &= good
             sys.stdout.write(json.dumps(answer) + "\n")
         return 0 if ok else 2
-    if args.dice is None:
-        raise UsageError("missing DICE, e.g. 31 or 3-1")
     position = read_playable_position(args.position, args.variant)
-    dice = parse_dice(args.dice)
+    # DICE, else the roll a Match ID or XGID holds (as hint and rollout read it)
+    dice = read_dice(args, read_waiting_position(args.position, args.variant)[1])
     if engine.get_variant(args.variant).acey_deucey_bonus:
         answer = moves_json_ad(position, dice)
     else:
@@ -102,7 +102,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "reads 'POSITION DICE' lines from stdin and writes one JSON object per line.",
     )
     p.add_argument("position", metavar="POSITION")
-    p.add_argument("dice", metavar="DICE", nargs="?", help="e.g. 31, 3-1, 3,1")
+    p.add_argument(
+        "dice",
+        metavar="DICE",
+        nargs="?",
+        help="e.g. 31, 3-1, 3,1 (default: the roll a Match ID or XGID holds)",
+    )
     p.add_argument("--variant", default="standard", help="rule variant (default: standard)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)

@@ -27,6 +27,7 @@ from engine.play import parse_dice
 from engine.waiting import read_position as read_waiting_position
 from vrhcaby import analysis
 from vrhcaby.equity.context import MoneyRules, context_for, money_rule, money_rules, parse_score
+from vrhcaby.io.board_json import read_dice
 from vrhcaby.play.rollout import (
     CubeAnalysis,
     CubeRollout,
@@ -115,14 +116,17 @@ def read_context(
     )
 
 
+#: The cube's owner in every header's words (`cube 1 centred`).
+CUBE_OWNER_WORDS = {
+    "centre": "centred",
+    "me": "owned by the side on roll",
+    "opponent": "owned by the opponent",
+}
+
+
 def describe_context(ctx: GameContext, rules: MoneyRules) -> str:
     """One line: money play and its rules, or the match score; and the cube."""
-    owner = {
-        "centre": "centred",
-        "me": "owned by the side on roll",
-        "opponent": "owned by the opponent",
-    }[ctx.cube_owner]
-    cube_text = f"cube {ctx.cube_value} {owner}"
+    cube_text = f"cube {ctx.cube_value} {CUBE_OWNER_WORDS[ctx.cube_owner]}"
     if not ctx.match_to:
         return f"money play, {rules.describe()}; {cube_text}"
     away = (ctx.match_to - ctx.score[0], ctx.match_to - ctx.score[1])
@@ -144,17 +148,6 @@ def money_json(ctx: GameContext, rules: MoneyRules) -> dict:
 # --- hint --------------------------------------------------------------------------------
 
 
-def read_dice(args: argparse.Namespace, state: MatchState | None) -> tuple[int, int]:
-    """The roll: DICE, else the Match ID's or XGID's; ValueError when neither has one."""
-    if state is not None and (state.doubled or state.resign):
-        raise ValueError("the Match ID has a double or resignation pending; answer it first")
-    if args.dice:
-        return parse_dice(args.dice)
-    if state is not None and state.dice != (0, 0):
-        return state.dice
-    raise ValueError("give the dice (e.g. 31): the position does not hold a roll")
-
-
 def pruned_spec(spec: str, plies: int | None, no_prune: bool) -> str:
     """The agent spec hint uses: `spec` with ``prune=on`` added for a td agent searching
     1 or 2 plies whose spec does not set prune, unless `no_prune`; with `no_prune`, a
@@ -167,7 +160,9 @@ def pruned_spec(spec: str, plies: int | None, no_prune: bool) -> str:
             raise ValueError(f"--no-prune contradicts the agent spec {spec!r}")
         return spec
     given = options.get("plies", "0")  # a malformed one is load_agent's to report
-    depth = plies if plies is not None else (int(given) if given.isdigit() else 0)
+    depth = (
+        plies if plies is not None else (int(given) if given.isascii() and given.isdigit() else 0)
+    )
     if depth == 0 or "prune" in options:
         return spec
     return f"{spec.strip()}{'&' if '?' in spec else '?'}prune=on"
@@ -388,9 +383,10 @@ def rollout_inputs(args: argparse.Namespace, load: AgentLoader = load_agent) -> 
     agent = load(args.agent)
     evaluator = None
     if args.evaluator:
+        from agents.td import find_checkpoint
         from vrhcaby.nn.net import load_evaluator
 
-        evaluator = load_evaluator(args.evaluator)
+        evaluator = load_evaluator(find_checkpoint(args.evaluator))  # a path or shipped name
     elif default_evaluator(agent) is None and (args.truncate or args.race_cutoff):
         what = "truncation" if args.truncate else "the race cut-off"
         raise ValueError(
@@ -423,7 +419,8 @@ def describe_rollout(
     dice = "quasi-random dice" if settings.quasi_random else "random dice"
     text = (
         f"{settings.trials} trials by {agent.name} (seed {settings.seed}), {game}, "
-        f"cube {setting.cube_value} {setting.cube_owner}; {dice}, {luck}, {stop}"
+        f"cube {setting.cube_value} {CUBE_OWNER_WORDS[setting.cube_owner]}; {dice}, {luck}, "
+        f"{stop}"
     )
     if cube_trials:
         text += "; cube played in the trials (the network's 0-ply Janowski decisions"

@@ -8,17 +8,32 @@ One home for what the command line's `moves --json` and `show --json` print and 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 import engine
 from engine.dice import ROLLS
 from engine.formats import MatchState, match_id, position_id, position_ids, xgid_or_none
-from engine.play import format_steps
+from engine.play import format_steps, parse_dice
 from engine.waiting import read_position as read_waiting_position
 from engine.waiting import waiting_id
 
 # --- moves -------------------------------------------------------------------------------
+
+
+def read_dice(args: Any, state: MatchState | None) -> tuple[int, int]:
+    """The roll of `moves`, `hint` and `rollout`: DICE (`args.dice`), else the roll a
+    Match ID or XGID holds; ValueError when neither has one, or when the position has a
+    double or resignation to answer instead."""
+    if state is not None and (state.doubled or state.resign):
+        pending = "a double" if state.doubled else "a resignation"
+        raise ValueError(f"the position has {pending} pending, not a roll: answer it first")
+    if args.dice:
+        return parse_dice(args.dice)
+    if state is not None and state.dice != (0, 0):
+        return state.dice
+    raise ValueError("give the dice (e.g. 31): the position does not hold a roll")
 
 
 def read_playable_position(text: str, variant: str = "standard") -> engine.Position:
