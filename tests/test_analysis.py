@@ -275,7 +275,8 @@ def test_resignations() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"match_to": 0}, "at least 1"),
+        ({"match_to": -1}, "a match is 1 to 25 points"),
+        ({"match_to": 0, "score": (1, 1)}, "--score needs --match-to"),
         ({"match_to": 5, "score": (5, 1)}, "impossible score"),
         ({"match_to": 5, "score": (2, 1), "crawford": True}, "Crawford"),
         ({"score": (1, 1)}, "--match-to"),

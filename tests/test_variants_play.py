@@ -137,7 +137,17 @@ def test_nackgammon_play_starts_from_its_layout() -> None:
 
 def test_play_refuses_an_agent_of_another_variant_in_one_line() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "vrhcaby.cli.main", "play", "--variant", AD, "--agent", "td"],
+        # `td` alone is the variant's own network; td-best plays the standard game only
+        [
+            sys.executable,
+            "-m",
+            "vrhcaby.cli.main",
+            "play",
+            "--variant",
+            AD,
+            "--agent",
+            "td:td-best",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -146,5 +156,5 @@ def test_play_refuses_an_agent_of_another_variant_in_one_line() -> None:
     )
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
-        "vrhcaby play: error: agent 'td' cannot play variant 'acey-deucey'"
+        "vrhcaby play: error: agent 'td:td-best' cannot play variant 'acey-deucey'"
     ]

@@ -31,6 +31,7 @@ import engine
 from agents import search
 from agents.base import GameContext
 from vrhcaby.equity import cube, decisions, met
+from vrhcaby.nn.encode import waiting_on_bar
 
 if TYPE_CHECKING:
     from agents.td import TDAgent
@@ -159,11 +160,16 @@ def evaluate(
     x: float | None = None,
     beavers: bool = False,
 ) -> PositionEvaluation:
-    """Probabilities, cubeless and cubeful equity and the cube decision before the roll."""
+    """Probabilities, cubeless and cubeful equity and the cube decision before the roll.
+
+    An acey-deucey board (2, 26) is valued as it is; its cube efficiency counts the
+    checkers still waiting to enter as on the bar."""
     depth = agent.plies if plies is None else plies
     if depth not in (0, 1, 2):
         raise ValueError(f"plies must be 0, 1 or 2, got {depth}")
     p = agent.before_roll(np.asarray(board, dtype=np.int8)[None], depth)[0]
+    if np.shape(board)[-1] == 26:
+        board = waiting_on_bar(np.asarray(board)[None])[0]
     eff = decisions.efficiency(board, params) if x is None else x
     decision = decisions.cube_decision(p, board, context, x=eff, beavers=beavers)
     take_points = gv = None

@@ -13,7 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from vrhcaby.cli.hint import PROBABILITY_NAMES, add_position_arguments, percent
+from vrhcaby.cli.hint import (
+    PROBABILITY_NAMES,
+    add_position_arguments,
+    add_variant_argument,
+    percent,
+)
 from vrhcaby.io.answers import cube_json, evaluate
 
 
@@ -22,6 +27,7 @@ def register(subparsers) -> None:
         "cube", help="the cube decision of the side on roll", description=__doc__.splitlines()[0]
     )
     add_position_arguments(parser)
+    add_variant_argument(parser)
     parser.set_defaults(func=run)
 
 

@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from vrhcaby.cli.hint import PROBABILITY_NAMES, add_position_arguments, percent
+from vrhcaby.cli.hint import (
+    PROBABILITY_NAMES,
+    add_position_arguments,
+    add_variant_argument,
+    percent,
+)
 from vrhcaby.io.answers import eval_json, evaluate
 
 
@@ -20,6 +25,7 @@ def register(subparsers) -> None:
         "eval", help="evaluate a position before the roll", description=__doc__.splitlines()[0]
     )
     add_position_arguments(parser)
+    add_variant_argument(parser)
     parser.set_defaults(func=run)
 
 

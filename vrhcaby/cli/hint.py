@@ -36,6 +36,7 @@ from vrhcaby.io.answers import (
     read_position,
     read_rules,
     read_variant_position,
+    variant_agent,
 )
 
 PROBABILITY_NAMES = ("W", "W(g)", "W(bg)", "L(g)", "L(bg)")
@@ -70,6 +71,17 @@ def add_position_arguments(parser: argparse.ArgumentParser, *, plies: bool = Tru
         "0.6-0.7 by pip count in races)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def add_variant_argument(parser: argparse.ArgumentParser) -> None:
+    """`--variant` of `eval` and `cube`: the position's variant (`start` is its start, an
+    acey-deucey position has its waiting checkers) and the network `td` stands for."""
+    parser.add_argument(
+        "--variant",
+        default="standard",
+        help="rule variant (default: standard); td alone is the variant's own network "
+        "(td:td-nackgammon, td:td-acey-deucey)",
+    )
 
 
 def percent(p) -> str:
@@ -160,7 +172,7 @@ def run_acey_deucey(args: argparse.Namespace) -> int:
     rules = read_rules(args, state)
     ctx = read_context(args, plain, state, rules)
     dice = read_dice(args, state)
-    agent = load_analysis_agent("td:td-acey-deucey" if args.agent == "td" else args.agent)
+    agent = load_analysis_agent(variant_agent(args.agent, args.variant))
     if args.plies:
         raise ValueError("acey-deucey hints are 0-ply (no --plies)")
     cubeful = not args.cubeless

@@ -33,6 +33,7 @@ from vrhcaby import analysis
 from vrhcaby.cli.common import MoneyRules, add_money_rules_arguments, money_rules
 from vrhcaby.cli.hint import load_analysis_agent
 from vrhcaby.equity.context import check_match_length, money_rule
+from vrhcaby.io.answers import variant_agent
 from vrhcaby.io.board_text import draw
 from vrhcaby.play.match import MatchScore
 
@@ -483,17 +484,8 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-#: The bot of each variant when --agent is not given.
-DEFAULT_AGENTS = {
-    "nackgammon": "td:td-nackgammon",
-    "nackgammon-seed": "td:td-nackgammon",
-    "acey-deucey": "td:td-acey-deucey",
-}
-
-
 def run(args: argparse.Namespace) -> int:
-    engine.get_variant(args.variant)
-    agent = load_analysis_agent(args.agent or DEFAULT_AGENTS.get(args.variant, "td"))
+    agent = load_analysis_agent(variant_agent(args.agent or "td", args.variant))
     rules = money_rules(args)
     session = Session(
         agent,

@@ -56,6 +56,22 @@ def number(x: float | None) -> float | None:
 # --- the position, the match and the agent ---------------------------------------------
 
 
+#: The network `td` alone stands for in a variant that has its own (`vrhcaby play`,
+#: `hint`, `eval` and `cube` with `--variant`).
+VARIANT_AGENTS = {
+    "nackgammon": "td:td-nackgammon",
+    "nackgammon-seed": "td:td-nackgammon",
+    "acey-deucey": "td:td-acey-deucey",
+}
+
+
+def variant_agent(spec: str, variant: str) -> str:
+    """The agent spec to load in `variant`: `td` alone is the variant's own shipped network
+    where it has one (`VARIANT_AGENTS`), any other spec itself."""
+    engine.get_variant(variant)  # an unknown variant: a ValueError naming the known ones
+    return VARIANT_AGENTS.get(variant, spec) if spec == "td" else spec
+
+
 def load_analysis_agent(spec: str) -> Any:
     """The agent a spec names, if it gives probabilities (a td agent); ValueError if not."""
     agent = load_agent(spec)
@@ -272,17 +288,31 @@ def hint_json_ad(candidates, dice: tuple[int, int], ctx: GameContext, cubeful: b
 def evaluate(
     args: argparse.Namespace, load: AgentLoader = load_analysis_agent
 ) -> tuple[analysis.PositionEvaluation, str, dict]:
-    """What `cube` and `eval` show: the evaluation of POSITION before the roll, the
-    header's setting line and the money rules for `--json`."""
-    board, state = read_position(args)
+    """What `cube` and `eval` show: the evaluation of POSITION before the roll (in
+    `--variant`: acey-deucey's with its waiting checkers), the header's setting line and
+    the money rules for `--json`."""
+    variant = getattr(args, "variant", "standard")
+    agent = load(variant_agent(args.agent, variant))
+    if not agent.supports(variant):
+        raise ValueError(f"agent {agent.name!r} cannot play variant {variant!r}")
+    position, state = read_variant_position(args)
+    board = plain = position.board
+    if engine.get_variant(variant).enter_from_start:
+        from engine.acey_deucey import to_board_ad
+        from vrhcaby.nn.encode import waiting_on_bar
+
+        board = to_board_ad(position)
+        plain = waiting_on_bar(board[None])[0]  # the match state's checks count them in
     rules = read_rules(args, state)
-    ctx = read_context(args, board, state, rules)
-    agent = load(args.agent)
+    ctx = read_context(args, plain, state, rules)
     beavers = money_rule(rules.beavers, match_to=ctx.match_to)
     ev = analysis.evaluate(
         agent, board, ctx, plies=args.plies, x=args.cube_efficiency, beavers=beavers
     )
-    return ev, describe_context(ctx, rules), money_json(ctx, rules)
+    setting = describe_context(ctx, rules)
+    if variant != "standard":
+        setting = f"{variant}, {setting}"
+    return ev, setting, money_json(ctx, rules)
 
 
 def cube_json(ev: analysis.PositionEvaluation, rules: dict) -> dict:
