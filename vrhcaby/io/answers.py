@@ -206,7 +206,8 @@ def hint(args: argparse.Namespace, load: AgentLoader = load_analysis_agent) -> H
     rules = read_rules(args, state)
     ctx = read_context(args, board, state, rules)
     dice = read_dice(args, state)
-    agent = load(pruned_spec(args.agent, args.plies, args.no_prune))
+    spec = variant_agent(args.agent, getattr(args, "variant", "standard"))
+    agent = load(pruned_spec(spec, args.plies, args.no_prune))
     ranked = analysis.candidate_plays(
         agent,
         board,
