@@ -61,6 +61,7 @@ __all__ = [
     "TDJudge",
     "analyse_match",
     "mark",
+    "merge",
 ]
 
 #: GNU Backgammon's default skill thresholds (``arSkillLevel``, as gnubg 1.07's ``show
@@ -151,6 +152,16 @@ class GnubgJudge:
         self.filter = (16,) if plies else ()
         self.efficiency = cube.GNUBG_EFFICIENCY
         self.name = f"gnubg {plies}-ply"
+
+    def __getstate__(self) -> dict:
+        # The gnubg_nn module does not pickle; a worker process imports its own.
+        return {k: v for k, v in self.__dict__.items() if k != "_nn"}
+
+    def __setstate__(self, state: dict) -> None:
+        from agents.gnubg import require_gnubg_nn
+
+        self.__dict__.update(state)
+        self._nn = require_gnubg_nn("the gnubg judge")
 
     def afterstates(self, after: np.ndarray, depth: int) -> np.ndarray:
         # One stage beyond 0-ply: gnubg's own search to `plies` (for the opponent on roll:
@@ -302,6 +313,25 @@ class MatchAnalysis:
         }
 
 
+def merge(parts: Sequence[MatchAnalysis]) -> MatchAnalysis:
+    """The analyses of parts of one match (games analysed apart, by worker processes) as
+    one: gnubg's match statistics are the sums of its games'."""
+    first = parts[0]
+    players = (PlayerStats(first.players[0].name), PlayerStats(first.players[1].name))
+    for part in parts:
+        for mine, theirs in zip(players, part.players, strict=True):
+            for name, value in asdict(theirs).items():
+                if name != "name":
+                    setattr(mine, name, getattr(mine, name) + value)
+    games = sum(part.games for part in parts)
+    out = MatchAnalysis(first.path, first.match_to, first.judge, games, players)
+    out.decisions = sorted(
+        (d for part in parts for d in part.decisions),
+        key=lambda d: (d.game, d.line, d.player, d.kind != "double"),
+    )
+    return out
+
+
 # --- the analysis ------------------------------------------------------------------------
 
 
@@ -421,11 +451,12 @@ def _checker_decisions(
     for i, (g, t) in enumerate(moves):
         rows = np.arange(starts[i], starts[i + 1])
         counted = len(rows) > 1
-        error, made, top = 0.0, t.play, t.play
+        made = "" if t.after is None else _play_text(t, t.after)
+        error, top = 0.0, made
         if counted:
             mine = rows[played[rows]][0]
             error = max(0.0, float(deep[best[i]] - deep[mine]))
-            top = _play_text(t, after[best[i]]) if best[i] != mine else t.play
+            top = _play_text(t, after[best[i]]) if best[i] != mine else made
         position = _position(match, g, t, t.seat, t.board, dice=t.dice)
         out.append(
             Decision(

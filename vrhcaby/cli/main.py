@@ -25,6 +25,7 @@ COMMANDS = (
     "external",
     "rollout",
     "tournament",
+    "analyse",
     "train",
     "label",
     "dice",
