@@ -11,7 +11,10 @@ Ctrl-C or SIGTERM stops it cleanly (exit status 0).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import socket
+from collections.abc import Iterator
 
 from vrhcaby.cli.common import UsageError
 
@@ -55,6 +58,27 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _quiet_stop(base: type) -> type:
+    """uvicorn's server, stopped by SIGINT or SIGTERM with exit status 0: a signal is how
+    a service is stopped, not a failure (uvicorn's own raises the signal again once it
+    has shut down, so the process would die of it)."""
+
+    class Server(base):  # type: ignore[valid-type, misc]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in _SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 def run(args: argparse.Namespace) -> int:
     for name in ("threads", "queue", "max_trials", "connections"):
         if getattr(args, name) < 1:
@@ -81,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         limit_concurrency=args.connections,
         timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(config)
+    server = _quiet_stop(uvicorn.Server)(config)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     sock.listen(2048)  # connections wait in the backlog until the loop takes them

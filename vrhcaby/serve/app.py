@@ -22,13 +22,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import numpy as np
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import engine
@@ -172,11 +173,7 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
     async def eval_get(request: Request) -> dict:
         """The position before the roll (`eval --json`): the options of `/cube`, or a
         position as wildbg writes it (`p0` .. `p25`)."""
-        params = _wildbg_position(dict(request.query_params))
-        try:
-            q = PositionQuery(**params)
-        except ValueError as exc:  # pydantic's ValidationError: a 422 as any other
-            raise RequestValidationError(getattr(exc, "errors", list)()) from None
+        q = _query(PositionQuery, _wildbg_position(dict(request.query_params)))
         return await answer(service.eval, q.namespace())
 
     @app.post("/eval", tags=["analysis"])
@@ -192,10 +189,7 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
         dice = (params.pop("die1", None), params.pop("die2", None))
         if None in dice:
             raise ValueError("give the roll as die1 and die2")
-        try:
-            q = HintQuery(**params, dice=f"{dice[0]}{dice[1]}")
-        except ValueError as exc:
-            raise RequestValidationError(getattr(exc, "errors", list)()) from None
+        q = _query(HintQuery, {**params, "dice": f"{dice[0]}{dice[1]}"})
         return await answer(service.hint, q.namespace())
 
     # --- the board --------------------------------------------------------------------
@@ -210,9 +204,11 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
         tags=["board"],
         responses={200: {"content": {"image/svg+xml": {}, "application/json": {}}}},
     )
-    async def show(q: Annotated[ShowQuery, Query()]) -> Response:
+    async def show(request: Request) -> Response:
         """The board as an SVG picture (`show --svg`, `play` drawn as arrows), or its
-        JSON (`show --json`) with `format=json`."""
+        JSON (`show --json`) with `format=json`; the position as `position` or as wildbg
+        writes it (`p0` .. `p25`). Fields: `ShowQuery`."""
+        q = _query(ShowQuery, _wildbg_position(dict(request.query_params)))
         svg, doc = await answer(service.show, q.position, q.play)
         if q.format == "json":
             return JSONResponse(doc)
@@ -250,6 +246,17 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
 
     app.mount("/board", StaticFiles(directory=STATIC), name="board")
     return app
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _query(model: type[M], params: dict[str, Any]) -> M:
+    """A query model from parameters read by hand; a bad one is a 422 as any other."""
+    try:
+        return model(**params)
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors()) from None
 
 
 def _wildbg_position(params: dict[str, str]) -> dict[str, Any]:
