@@ -316,13 +316,6 @@ def rollout_plays(
     best = out[0].result
     for x in out:
         r = x.result
-        diff = RolloutResult(
-            raw=r.raw - best.raw,
-            luck=r.luck - best.luck,
-            stratum=r.stratum,
-            n_strata=r.n_strata,
-            plies=r.plies,
-            luck_adjusted=r.luck_adjusted,
-        )
-        x.diff = replace(diff.estimate(), difference=True)
+        strata = r.stratum if r.n_strata else None  # paired by trial, as `r.estimate()`
+        x.diff = replace(estimate(r.values - best.values, strata, r.n_strata), difference=True)
     return out

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 import engine
-from vrhcaby.equity.outcomes import equity
+from vrhcaby.equity.outcomes import consistent, equity
 from vrhcaby.play.stats import nan_to_none
 
 #: Equity of the five probabilities, as a linear form.
@@ -146,10 +146,14 @@ class RolloutResult:
         return self.raw - self.luck
 
     def estimate(self, *, luck: bool = True, stratified: bool = True) -> Estimate:
-        """The estimate (luck-adjusted and stratified where the rollout used them)."""
+        """The estimate (luck-adjusted and stratified where the rollout used them), its
+        mean moved into what a position's probabilities can be (`outcomes.consistent`:
+        luck adjustment can carry a probability near 0 below it; the equity is that of
+        the probabilities shown)."""
         values = self.values if luck else self.raw
         strata = self.stratum if stratified and self.n_strata else None
-        return estimate(values, strata, self.n_strata)
+        e = estimate(values, strata, self.n_strata)
+        return replace(e, mean=consistent(e.mean)) if self.trials else e
 
     def se_cut(self) -> dict[str, float]:
         """How many times each variance reduction cut the equity's standard error.
