@@ -121,6 +121,11 @@ def _check(args: argparse.Namespace) -> list:
         raise ValueError("a tournament needs at least two agents")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.mirror and args.games % 2:
+        raise ValueError(
+            f"--games {args.games}: mirrored games come in pairs (the same dice, seats "
+            "swapped), so give an even number, or --no-mirror"
+        )
     if args.games > MAX_GAMES:
         raise ValueError(f"--games must be at most {MAX_GAMES:,}, got {args.games:,}")
     if args.seed < 0:
