@@ -10,8 +10,9 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
 ``td[:PATH][?plies=P&filter=A,B]`` a trained network (default ``checkpoints/td-contact-gen3.pt``)
                                 with P-ply look-ahead (0, 1, 2) and move filters A, B;
                                 PATH may name a shipped one (``td:td-contact``);
-                                ``&prune=on|off|K`` prunes the search's replies
-                                (`agents.td`)
+                                ``&prune=on|off|K`` prunes the search's replies;
+                                ``&cube_plies=C`` cube decisions by cubeful C-ply
+                                look-ahead (0, 1, 2; `agents.cubeful`) (`agents.td`)
 ``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
 ==============================  ==========================================================
 
@@ -32,7 +33,7 @@ _OPTIONS = {
     "random": {"seed"},
     "heuristic": set(),
     "pubeval": set(),
-    "td": {"plies", "filter", "prune"},
+    "td": {"plies", "filter", "prune", "cube_plies"},
     "gnubg": {"plies"},
 }
 
@@ -108,7 +109,10 @@ def load_agent(spec: str) -> Agent:
         if len(parts) != 2:
             raise ValueError(f"option filter of {spec!r} is two sizes, like filter=8,3")
         filt = (_int(spec, "filter", parts[0]), _int(spec, "filter", parts[1]))
-        agent = load_td(path, plies=plies, filter=filt, prune=_prune(spec, options))
+        cube_plies = _int(spec, "cube_plies", options.get("cube_plies", "0"))
+        agent = load_td(
+            path, plies=plies, filter=filt, prune=_prune(spec, options), cube_plies=cube_plies
+        )
     else:
         from agents.gnubg import GnubgAgent
 

@@ -205,10 +205,16 @@ class Pruner:
 
 
 def every_roll(
-    evaluator: ValueFunction, boards: np.ndarray, prune: Pruner | None = None
+    evaluator: ValueFunction,
+    boards: np.ndarray,
+    prune: Pruner | None = None,
+    rank: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> EveryRoll:
     """The evaluator's greedy (0-ply) play of every roll from each pre-roll board (B, 2, 25),
-    by cubeless money equity; with `prune`, among the replies its ranker puts first."""
+    by cubeless money equity, or by `rank(p, afterstates)` (the value of afterstates for
+    their mover from their 0-ply probabilities: the cubeful search ranks by the cubeful
+    equity of the game's cube, as GNU Backgammon does); with `prune`, among the replies its
+    ranker puts first."""
     keys = np.ascontiguousarray(boards).reshape(len(boards), -1)
     unique, inverse = np.unique(keys, axis=0, return_inverse=True)
     u = unique.reshape(-1, 2, 25).astype(np.int8)
@@ -224,7 +230,8 @@ def every_roll(
         kept = _top_k(cheap, parent, len(reps), prune.keep)
         after, parent = after[kept], parent[kept]
     p = afterstate_probabilities(evaluator, u, after, parent // len(ROLLS))
-    rows = best_rows(_equity_kernel(p), parent, len(reps))
+    scores = _equity_kernel(p) if rank is None else rank(np.asarray(p, np.float64), after)
+    rows = best_rows(scores, parent, len(reps))
     best = p[rows].astype(np.float64).reshape(len(u), len(ROLLS), 5)
     plays = after[rows].reshape(len(u), len(ROLLS), 2, 25)
     return EveryRoll(best, plays, inverse.reshape(-1), len(after))

@@ -50,7 +50,7 @@ import numpy as np
 
 import engine
 import vrhcaby
-from agents import search
+from agents import cubeful, search
 from agents.base import ACEY_DEUCEY, BOARD_VARIANTS, AfterstateAgent, GameContext, play_reaching
 from agents.search import ValueFunction
 from vrhcaby.equity import decisions
@@ -209,11 +209,40 @@ class TDAgent(AfterstateAgent):
             return invert(self.probabilities_ad(b[:, ::-1], None))
         return invert(self.probabilities(b[:, ::-1], depth))
 
+    def _searched(self, board: np.ndarray, context: GameContext) -> cubeful.CubefulValues:
+        """The cubeful `cube_plies` search (`agents.cubeful`) of the side on roll of `board`
+        in `context`; the last one is kept, as a game asks about one board twice (whether
+        to resign, then whether to double)."""
+        key = (board.tobytes(), context)
+        last = self.__dict__.get("_last_search")
+        if last is None or last[0] != key:
+            found = cubeful.cubeful_values(
+                self.evaluator,
+                board[None],
+                context,
+                self.cube_plies,
+                params=self.efficiency,
+                prune=self.prune,
+            )
+            last = self._last_search = (key, found)
+        return last[1]
+
+    def _pre_roll(self, board: np.ndarray, context: GameContext) -> np.ndarray:
+        """The five probabilities of the side on roll of `board` that its resignations are
+        decided by: 0-ply, or those of the cubeful `cube_plies` search."""
+        if self.cube_plies and not self.acey_deucey:
+            return self._searched(board, context).probabilities[0]
+        return self.before_roll(board[None])[0]
+
     def _decision(self, position: engine.Position, context: GameContext, beavers: bool = False):
         board = self._board(position)
+        beavers = beavers or self.beavers or context.beavers
+        if self.cube_plies and not self.acey_deucey:
+            v = self._searched(board, context)
+            p, nd, dt = v.probabilities[0], float(v.nd[0]), float(v.dt[0])
+            return decisions.searched_decision(p, nd, dt, context, beavers=beavers)
         p = self.before_roll(board[None])[0]
         plain = waiting_on_bar(board[None])[0] if self.acey_deucey else board
-        beavers = beavers or self.beavers or context.beavers
         return decisions.cube_decision(p, plain, context, params=self.efficiency, beavers=beavers)
 
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:
@@ -239,8 +268,7 @@ class TDAgent(AfterstateAgent):
     def resign_offer(self, position: engine.Position, context: GameContext) -> int:
         if not self.cube_aware:
             return 0
-        p = self.before_roll(self._board(position)[None])[0]
-        return decisions.resignation_offer(p, context)
+        return decisions.resignation_offer(self._pre_roll(self._board(position), context), context)
 
     def accept_resignation(
         self, position: engine.Position, context: GameContext, value: int
@@ -249,7 +277,7 @@ class TDAgent(AfterstateAgent):
         (as the tournament runner asks it)."""
         if not self.cube_aware:
             return super().accept_resignation(position, context, value)
-        p = self.before_roll(self._board(position.flip())[None])[0]
+        p = self._pre_roll(self._board(position.flip()), context.flip())
         return decisions.accept_resignation(p, value, context.flip())
 
     def score(
@@ -400,9 +428,11 @@ def load_td(
     plies: int = 0,
     filter: tuple[int, int] = (8, 3),
     prune: int | None = None,
+    cube_plies: int = 0,
 ) -> TDAgent:
     """The agent for spec `td[:PATH]`: the network at `path` (see `find_checkpoint`), or
-    the shipped one; `prune` replies kept per roll by its pruner (None: no pruning)."""
+    the shipped one; `prune` replies kept per roll by its pruner (None: no pruning);
+    `cube_plies` the look-ahead of its cube decisions."""
     file = find_checkpoint(path) if path else SHIPPED
     if not path and not file.is_file():
         raise ValueError(
@@ -422,11 +452,14 @@ def load_td(
     except (OSError, ValueError) as exc:
         raise ValueError(f"td: cannot load {str(file)!r}: {exc}") from None
     if getattr(evaluator, "variant", "standard") == ACEY_DEUCEY:
-        if plies:
-            raise ValueError(
-                f"{spec}: acey-deucey networks play at 0 plies only (no plies={plies})"
-            )
+        for what, n in (("plies", plies), ("cube_plies", cube_plies)):
+            if n:
+                raise ValueError(
+                    f"{spec}: acey-deucey networks play at 0 plies only (no {what}={n})"
+                )
         if prune is not None:
             raise ValueError(f"{spec}: acey-deucey networks have no search to prune")
     pruner = None if prune is None else load_pruner(file, prune)
-    return TDAgent(evaluator, plies=plies, filter=filter, name=spec, prune=pruner)
+    return TDAgent(
+        evaluator, plies=plies, filter=filter, name=spec, prune=pruner, cube_plies=cube_plies
+    )

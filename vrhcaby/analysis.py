@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import engine
-from agents import search
+from agents import cubeful, search
 from agents.base import GameContext
 from vrhcaby.equity import cube, decisions, met
 from vrhcaby.nn.encode import waiting_on_bar
@@ -160,18 +160,35 @@ def evaluate(
     x: float | None = None,
     beavers: bool = False,
 ) -> PositionEvaluation:
-    """Probabilities, cubeless and cubeful equity and the cube decision before the roll.
+    """Probabilities, cubeless and cubeful equity and the cube decision before the roll,
+    at `plies` (default the agent's `cube_plies`): 0-ply, Janowski's formula on the 0-ply
+    probabilities; deeper, GNU Backgammon's cubeful look-ahead (`agents.cubeful`, pruned as
+    the agent prunes), the probabilities those of the same search.
 
-    An acey-deucey board (2, 26) is valued as it is; its cube efficiency counts the
-    checkers still waiting to enter as on the bar."""
-    depth = agent.plies if plies is None else plies
+    An acey-deucey board (2, 26) is valued as it is, at 0 plies; its cube efficiency counts
+    the checkers still waiting to enter as on the bar."""
+    depth = agent.cube_plies if plies is None else plies
     if depth not in (0, 1, 2):
         raise ValueError(f"plies must be 0, 1 or 2, got {depth}")
-    p = agent.before_roll(np.asarray(board, dtype=np.int8)[None], depth)[0]
-    if np.shape(board)[-1] == 26:
-        board = waiting_on_bar(np.asarray(board)[None])[0]
-    eff = decisions.efficiency(board, params) if x is None else x
-    decision = decisions.cube_decision(p, board, context, x=eff, beavers=beavers)
+    board = np.asarray(board, dtype=np.int8)
+    if depth and board.shape[-1] == 25:
+        decision, p = cubeful.cube_decision(
+            agent.evaluator,
+            board,
+            context,
+            depth,
+            params=params,
+            x=x,
+            prune=agent.prune,
+            beavers=beavers,
+        )
+        eff = decisions.efficiency(board, params) if x is None else x
+    else:
+        p = agent.before_roll(board[None], 0)[0]
+        if board.shape[-1] == 26:
+            board = waiting_on_bar(board[None])[0]
+        eff = decisions.efficiency(board, params) if x is None else x
+        decision = decisions.cube_decision(p, board, context, x=eff, beavers=beavers)
     take_points = gv = None
     if context.match_to:
         away_me, away_opp = context.away()

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "cube", help="the cube decision of the side on roll", description=__doc__.splitlines()[0]
     )
-    add_position_arguments(parser)
+    add_position_arguments(parser, cube=True)
     add_variant_argument(parser)
     parser.set_defaults(func=run)
 

@@ -24,7 +24,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "eval", help="evaluate a position before the roll", description=__doc__.splitlines()[0]
     )
-    add_position_arguments(parser)
+    add_position_arguments(parser, cube=True)
     add_variant_argument(parser)
     parser.set_defaults(func=run)
 

@@ -45,13 +45,26 @@ PROBABILITY_NAMES = ("W", "W(g)", "W(bg)", "L(g)", "L(bg)")
 # --- options shared by hint, cube and eval ------------------------------------------
 
 
-def add_position_arguments(parser: argparse.ArgumentParser, *, plies: bool = True) -> None:
-    """POSITION, the agent, the match context, the cube settings and --json."""
+def add_position_arguments(
+    parser: argparse.ArgumentParser, *, plies: bool = True, cube: bool = False
+) -> None:
+    """POSITION, the agent, the match context, the cube settings and --json; with `cube`
+    (`cube`, `eval`), the look-ahead is the cube analysis's: `--cube-plies`, or `--plies`."""
     parser.add_argument("position", help="Position ID, PositionID:MatchID, or XGID")
     parser.add_argument(
         "--agent", default="td", help="a td agent spec (default td: checkpoints/td-contact-gen3.pt)"
     )
-    if plies:
+    if plies and cube:
+        parser.add_argument(
+            "--cube-plies",
+            "--plies",
+            dest="plies",
+            type=int,
+            choices=(0, 1, 2),
+            help="look-ahead of the cube analysis, GNU Backgammon's cubeful n-ply (default: "
+            "the agent's cube_plies, td?cube_plies=N)",
+        )
+    elif plies:
         parser.add_argument(
             "--plies", type=int, choices=(0, 1, 2), help="look-ahead (default: the agent's)"
         )

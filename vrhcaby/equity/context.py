@@ -147,6 +147,11 @@ class GameContext:
                 return False
         return True
 
+    def doubled(self) -> GameContext:
+        """The context after the side asked doubles and is taken: the cube at twice its
+        value, owned by the opponent (the cube analysis's double/take)."""
+        return replace(self, cube_value=2 * self.cube_value, cube_owner="opponent")
+
     def away(self) -> tuple[int, int]:
         """Match play: the points (the side asked, its opponent) still needed to win."""
         return self.match_to - self.score[0], self.match_to - self.score[1]

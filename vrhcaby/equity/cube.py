@@ -54,6 +54,7 @@ __all__ = [
     "accept_resignation",
     "cube_efficiency",
     "cubeful_equity",
+    "decision_from_equities",
     "match_cube_decision",
     "match_cubeful_mwc",
     "money_cube_decision",
@@ -320,8 +321,32 @@ def money_cube_decision(
     if cube_owner not in ("centre", "me") or 2 * cube_value > max_cube:
         return _unavailable(nd, cubeless, cube_owner)
     dt = 2.0 * float(cubeful_equity(arr, "opponent", x))
-    best = _decide(nd, dt, 1.0, beavers=beavers, redouble=cube_owner == "me")
-    doubler_error, taker_error = _errors(nd, dt, 1.0, best.beaver)
+    return decision_from_equities(nd, dt, 1.0, cubeless, cube_owner=cube_owner, beavers=beavers)
+
+
+def decision_from_equities(
+    nd: float,
+    dt: float,
+    dp: float,
+    cubeless: float,
+    *,
+    cube_owner: CubeOwner = "centre",
+    available: bool = True,
+    beavers: bool = False,
+    mwc: tuple[float, float, float, float] | None = None,
+) -> CubeDecision:
+    """The cube decision (GNU Backgammon's FindBestCubeDecision) from the equities of no
+    double, double/take and double/pass and the cubeless equity, per unit of the current
+    cube (EMG in a match), however they were found: Janowski's formula here, or a cubeful
+    search (`agents.cubeful`). ``mwc``: in a match, the MWCs of the same four. Where the side
+    on roll may not double (``available`` false), the decision is no double, its equity
+    ``nd``; ``cube_owner`` "me" words a double as a redouble, "dead" says the cube is dead.
+    """
+    nd_mwc, dt_mwc, dp_mwc, cubeless_mwc = (None,) * 4 if mwc is None else mwc
+    if not available:
+        return _unavailable(nd, cubeless, cube_owner, nd_mwc=nd_mwc, cubeless_mwc=cubeless_mwc)
+    best = _decide(nd, dt, dp, beavers=beavers, redouble=cube_owner == "me")
+    doubler_error, taker_error = _errors(nd, dt, dp, best.beaver)
     return CubeDecision(
         action=best.action,
         detail=best.detail,
@@ -331,11 +356,16 @@ def money_cube_decision(
         available=True,
         nd=nd,
         dt=dt,
-        dp=1.0,
+        dp=dp,
         optimal=best.optimal,
         cubeless=cubeless,
         doubler_error=doubler_error,
         taker_error=taker_error,
+        nd_mwc=nd_mwc,
+        dt_mwc=dt_mwc,
+        dp_mwc=dp_mwc,
+        optimal_mwc=None if mwc is None else {nd: nd_mwc, dt: dt_mwc, dp: dp_mwc}[best.optimal],
+        cubeless_mwc=cubeless_mwc,
     )
 
 
@@ -499,28 +529,13 @@ def match_cube_decision(
         )
     dt_mwc = cubeful_mwc(2 * cube_value, "opponent")
     dp_mwc = met.outcome(away_me, away_opp, cube_value, True, crawford=crawford)
-    nd, dt, dp = emg(nd_mwc), emg(dt_mwc), emg(dp_mwc)
-    best = _decide(nd, dt, dp, beavers=False, redouble=cube_owner == "me")
-    doubler_error, taker_error = _errors(nd, dt, dp, False)
-    return CubeDecision(
-        action=best.action,
-        detail=best.detail,
-        double=best.double,
-        take=best.take,
-        beaver=False,
-        available=True,
-        nd=nd,
-        dt=dt,
-        dp=dp,
-        optimal=best.optimal,
-        cubeless=emg(cubeless_mwc),
-        doubler_error=doubler_error,
-        taker_error=taker_error,
-        nd_mwc=nd_mwc,
-        dt_mwc=dt_mwc,
-        dp_mwc=dp_mwc,
-        optimal_mwc={nd: nd_mwc, dt: dt_mwc, dp: dp_mwc}[best.optimal],
-        cubeless_mwc=cubeless_mwc,
+    return decision_from_equities(
+        emg(nd_mwc),
+        emg(dt_mwc),
+        emg(dp_mwc),
+        emg(cubeless_mwc),
+        cube_owner=cube_owner,
+        mwc=(nd_mwc, dt_mwc, dp_mwc, cubeless_mwc),
     )
 
 

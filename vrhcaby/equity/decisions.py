@@ -219,3 +219,86 @@ def play_equities(
     return np.asarray(
         met.mwc_to_emg(1.0 - theirs_mwc, away_me, away_them, value, crawford=crawford)
     )
+
+
+# --- values of cube states, for the cubeful search ------------------------------------
+
+
+def no_double_values(q: np.ndarray, x: np.ndarray, context: GameContext) -> np.ndarray:
+    """Cubeful values (N,) of pre-roll positions for the side on roll, whose probabilities
+    are `q` (N, 5) and cube efficiencies `x` (N,), when it keeps the cube as `context` has
+    it this turn (Janowski, gnubg's Cl2CfMoney/Cl2CfMatch): money points of the game (the
+    cube's value included), or MWC in a match. The cubeful search's leaves."""
+    q = np.asarray(q, dtype=np.float64)
+    owner = _owner(context)
+    if not context.match_to:
+        jacoby = context.jacoby and owner == "centre"
+        dead = cube.cubeful_equity(q, "centre" if jacoby else "dead", 0.0, jacoby=jacoby)
+        per_cube = _janowski(x, dead, cube.cubeful_equity, p=q, cube_owner=owner, jacoby=jacoby)
+        return context.cube_value * per_cube
+    away_me, away_opp = context.away()
+    value, crawford = context.cube_value, context.crawford
+    dead = met.mwc_from_probabilities(q, away_me, away_opp, value, crawford=crawford)
+    score = {"away_me": away_me, "away_opp": away_opp, "crawford": crawford}
+    return _janowski(
+        x, dead, cube.match_cubeful_mwc, p=q, cube_value=value, cube_owner=owner, **score
+    )
+
+
+def cash_value(context: GameContext) -> float:
+    """What the side asked wins when its double is passed: the cube's value in points, or
+    that MWC in a match."""
+    if not context.match_to:
+        return float(context.cube_value)
+    away_me, away_opp = context.away()
+    return met.KAZAROSS_XG2.outcome(
+        away_me, away_opp, context.cube_value, True, crawford=context.crawford
+    )
+
+
+def optimal_values(nd: np.ndarray, dt: np.ndarray | None, context: GameContext) -> np.ndarray:
+    """The value of the side on roll with its cube option (gnubg's GetECF3): no double
+    `nd`, or where it may double (`context.may_double()`) and doubling is right, the lower
+    of double/take `dt` (the values in `context.doubled()`) and double/pass."""
+    if dt is None or not context.may_double():
+        return nd
+    return np.maximum(nd, np.minimum(dt, cash_value(context)))
+
+
+def searched_decision(
+    p: np.ndarray, nd: float, dt: float, context: GameContext, *, beavers: bool = False
+) -> cube.CubeDecision:
+    """The cube decision of the side on roll from the values a cubeful search found for
+    no double (`nd`) and double/take (`dt`, ignored where it may not double): money points
+    of the game, or MWC in a match (as `no_double_values`); `p` its cubeless probabilities.
+    Equities per unit of the current cube (EMG in a match), as `cube_decision`'s."""
+    owner = _owner(context)
+    available = context.may_double()
+    if not context.match_to:
+        c = context.cube_value
+        return cube.decision_from_equities(
+            nd / c,
+            dt / c,
+            1.0,
+            float(equity(p)),
+            cube_owner=owner,
+            available=available,
+            beavers=beavers,
+        )
+    away_me, away_opp = context.away()
+    value, crawford = context.cube_value, context.crawford
+
+    def emg(mwc: float) -> float:
+        return float(met.mwc_to_emg(mwc, away_me, away_opp, value, crawford=crawford))
+
+    cubeless_mwc = float(met.mwc_from_probabilities(p, away_me, away_opp, value, crawford=crawford))
+    dp = cash_value(context)
+    return cube.decision_from_equities(
+        emg(nd),
+        emg(dt),
+        emg(dp),
+        emg(cubeless_mwc),
+        cube_owner=owner,
+        available=available,
+        mwc=(nd, dt, dp, cubeless_mwc),
+    )

@@ -1,0 +1,311 @@
+"""Cubeful n-ply cube decisions (`agents.cubeful`) against GNU Backgammon and a plain
+recursive reference, and the `cube_plies` of the td spec and of `vrhcaby cube`.
+
+The gnubg oracle: `gnubg.findbestmoves` with a cubeful 1-ply evaluation scores each play by
+the mover's cubeful 1-ply equity after it: minus the opponent's value on roll, from gnubg's
+``EvaluatePositionCubeful4`` (the opponent's no double and double/take averaged over its
+21 rolls, its cube option at the root, the mover's own at each leaf, Janowski there). Our
+search gets gnubg's own 0-ply network as its evaluator (`gnubg_oracle.GnubgEvaluator`) and
+the installed gnubg's cube efficiencies, so its values must be gnubg's: they agree to float
+precision (gnubg's probabilities are float32) in money and match play, with the cube
+centred, owned by either side, and under the Jacoby rule. A move filter that keeps every
+play makes gnubg score all of them at 1 ply; a forced play gnubg scores at 0 ply, so
+positions whose roll has one play are left out. gnubg's pruning is off (prune 0), as ours.
+"""
+
+from __future__ import annotations
+
+import gnubg
+import numpy as np
+import pytest
+from corpus import walk_positions
+from gnubg_oracle import GnubgEvaluator
+
+import engine
+from agents import cubeful, load_agent
+from agents.gnubg import GnubgAgent
+from agents.td import TDAgent
+from engine.dice import ROLLS
+from vrhcaby.equity import cube, decisions, met
+from vrhcaby.equity.context import GameContext
+from vrhcaby.equity.outcomes import invert
+
+PYPI = cube.GNUBG_PYPI_EFFICIENCY  # the installed gnubg's efficiencies (vrhcaby.equity.cube)
+EC_1PLY = gnubg.eval_context(1, 1, 1, 0, 0.0)  # cubeful, 1 ply, deterministic, no pruning
+EVERY_PLAY = [{"ply": 1, "level": 0, "acceptmoves": 1000, "extramoves": 0, "threshold": 0.0}]
+CONTACT = 9  # gnubg.classify: 9 crashed, 10 contact
+OWNER = {-1: "centre", 0: "opponent", 1: "me"}  # gnubg's owner (mover = 0) -> next side's
+
+
+def _apply(board: np.ndarray, move: tuple[int, ...]) -> np.ndarray:
+    """A gnubg move tuple (from, to, ...; 25 bar, 0 off) played by row 1."""
+    b = np.array(board, dtype=np.int8)
+    for src, dst in zip(move[::2], move[1::2], strict=True):
+        b[1, src - 1] -= 1
+        if dst > 0:
+            b[1, dst - 1] += 1
+            if b[0, 24 - dst] == 1:
+                b[0, 24 - dst] = 0
+                b[0, 24] += 1
+    return b
+
+
+@pytest.fixture(scope="module")
+def boards() -> list[np.ndarray]:
+    """Contact positions of games gnubg's 0-ply plays with seeded dice."""
+    walked = walk_positions(90, seed=5, choose=GnubgAgent(0).choose_play)
+    return [b for b in walked if gnubg.classify(b.tolist()) >= CONTACT]
+
+
+def _gnubg_scores(board: np.ndarray, ci: dict, dice: tuple[int, int]) -> list[tuple]:
+    """(the next side's board, gnubg's cubeful 1-ply score for the mover) of the best plays
+    of `dice`; none when the roll has fewer than two plays."""
+    gnubg.command("clear cache")  # gnubg's cache keys ignore some cube settings (Jacoby)
+    plays = gnubg.findbestmoves(board.tolist(), ci, EC_1PLY, dice, EVERY_PLAY)
+    plays = [p for p in plays if len(p["move"]) % 2 == 0]  # the binding cuts some bear-offs
+    if len(plays) < 2:
+        return []
+    return [(_apply(board, p["move"])[::-1].copy(), p["score"]) for p in plays[:2]]
+
+
+def _kind(v: cubeful.CubefulValues, ctx: GameContext) -> str:
+    if not ctx.may_double():
+        return "unavailable"
+    nd, dt, dp = v.nd[0], v.dt[0], decisions.cash_value(ctx)
+    return "no double" if nd >= min(dt, dp) else "take" if dt < dp else "pass"
+
+
+def test_money_1ply_is_gnubgs(boards: list[np.ndarray]) -> None:
+    evaluator, rng = GnubgEvaluator(), np.random.default_rng(2)
+    errors, kinds = [], []
+    for step, board in enumerate(boards):
+        owner, jacoby = (-1, 0, 1)[step % 3], step % 2 == 1
+        value = 1 if owner == -1 else 2
+        ci = gnubg.cube_info(value, owner, 0, 0, (0, 0), 0)
+        ci["jacoby"] = int(jacoby)
+        price = 0.0 if (jacoby and owner == -1) else 1.0
+        ci["gammonprice"] = ((price, price), (price, price))
+        ctx = GameContext(cube_value=value, cube_owner=OWNER[owner], jacoby=jacoby)
+        dice = tuple(int(d) for d in rng.integers(1, 7, 2))
+        for theirs, score in _gnubg_scores(board, ci, dice):
+            v = cubeful.cubeful_values(evaluator, theirs[None], ctx, 1, params=PYPI)
+            value_theirs = decisions.optimal_values(v.nd, v.dt, ctx)[0]
+            errors.append(abs(-value_theirs / ctx.cube_value - score))
+            kinds.append(_kind(v, ctx))
+    assert len(errors) > 60
+    assert np.quantile(errors, 0.95) < 1e-5, sorted(errors)[-5:]
+    assert max(errors) < 3e-4
+    assert kinds.count("no double") > 10 and kinds.count("unavailable") > 10
+    assert kinds.count("take") + kinds.count("pass") >= 2
+
+
+MATCHES = [
+    # length, mover's score, next side's score, cube, owner (gnubg's: -1 centre, 0 mover)
+    (7, 2, 4, 1, -1),
+    (7, 4, 2, 2, 0),
+    (5, 4, 1, 1, -1),  # post-Crawford: the next side trails and may double
+    (9, 3, 5, 2, 1),
+    (5, 3, 2, 1, -1),
+]
+
+
+def test_match_1ply_is_gnubgs(boards: list[np.ndarray]) -> None:
+    """Compared in MWC (EMG magnifies float noise where a game decides little)."""
+    evaluator, rng = GnubgEvaluator(), np.random.default_rng(3)
+    errors, kinds = [], []
+    for step, board in enumerate(boards[::2]):
+        length, mine, theirs_score, value, owner = MATCHES[step % len(MATCHES)]
+        ci = gnubg.cube_info(value, owner, 0, length, (mine, theirs_score), 0)
+        ctx = GameContext(
+            cube_value=value,
+            cube_owner=OWNER[owner],
+            match_to=length,
+            score=(theirs_score, mine),
+        )
+        dice = tuple(int(d) for d in rng.integers(1, 7, 2))
+        for theirs, score in _gnubg_scores(board, ci, dice):
+            v = cubeful.cubeful_values(evaluator, theirs[None], ctx, 1, params=PYPI)
+            mwc_theirs = decisions.optimal_values(v.nd, v.dt, ctx)[0]
+            away_mover, away_next = length - mine, length - theirs_score
+            gnubg_mwc = met.emg_to_mwc(score, away_mover, away_next, value)
+            errors.append(abs(1.0 - mwc_theirs - gnubg_mwc))
+            kinds.append(_kind(v, ctx))
+    assert len(errors) > 50
+    assert np.quantile(errors, 0.95) < 1e-5, sorted(errors)[-5:]
+    assert max(errors) < 3e-4
+    assert kinds.count("no double") > 10 and kinds.count("unavailable") > 5
+    assert kinds.count("take") >= 5  # double/take, where the doubled cube's value counts
+
+
+# --- a plain recursive reference --------------------------------------------------------
+
+
+def _lost(board: np.ndarray, ctx: GameContext) -> float:
+    """The value of a finished game for its side on roll (row 1), which has lost."""
+    points = int(engine.game_value(board[::-1][None])[0])
+    if not ctx.match_to:
+        counted = 1 if ctx.jacoby and ctx.cube_owner == "centre" else points
+        return -float(counted * ctx.cube_value)
+    away_me, away_opp = ctx.away()
+    return met.KAZAROSS_XG2.outcome(away_me, away_opp, points * ctx.cube_value, False)
+
+
+def _leaf(p: np.ndarray, board: np.ndarray, ctx: GameContext) -> float:
+    """Janowski's no-double value of one pre-roll position, with the scalar functions."""
+    x = decisions.efficiency(board, PYPI)
+    if not ctx.match_to:
+        jacoby = ctx.jacoby and ctx.cube_owner == "centre"
+        per_cube = cube.cubeful_equity(p, ctx.cube_owner, x, jacoby=jacoby)
+        return float(per_cube) * ctx.cube_value
+    away_me, away_opp = ctx.away()
+    return float(
+        cube.match_cubeful_mwc(
+            p,
+            away_me=away_me,
+            away_opp=away_opp,
+            cube_value=ctx.cube_value,
+            cube_owner=ctx.cube_owner,
+            x=x,
+        )
+    )
+
+
+def _best_reply(evaluator, board: np.ndarray, dice, ctx: GameContext) -> np.ndarray:
+    """The afterstate of the play of `dice` with the best cubeful 0-ply equity in `ctx`,
+    found play by play (the board itself when none is legal)."""
+    plays = engine.legal_plays(engine.Position(board), tuple(int(d) for d in dice))
+    if not plays:
+        return board
+    best, best_value = board, -np.inf
+    for play in plays:
+        after = play.position.board
+        points = int(engine.game_value(after[None])[0])
+        if points:
+            value = 10.0 + points  # a play that wins the game beats every other
+        else:
+            q = evaluator.probabilities(after[None])[0]
+            value = decisions.mover_equity(q, after, ctx, params=PYPI)[0]
+        if value > best_value:
+            best, best_value = after, value
+    return best
+
+
+def _optimal(values: dict, ctx: GameContext) -> float:
+    if not ctx.may_double():
+        return values[ctx]
+    dp = (
+        float(ctx.cube_value)
+        if not ctx.match_to
+        else met.KAZAROSS_XG2.outcome(*ctx.away(), ctx.cube_value, True)
+    )
+    return max(values[ctx], min(values[ctx.doubled()], dp))
+
+
+def _plain(evaluator, board: np.ndarray, states: list, plies: int, mover: GameContext) -> dict:
+    """No-double values of `board` (side on roll in row 1, its actual cube `mover`) in each
+    state, recursively: a dict state -> value."""
+    if engine.game_value(board[::-1][None])[0]:
+        return {s: _lost(board, s) for s in states}
+    if plies == 0:
+        p = invert(evaluator.probabilities(board[::-1][None])[0])
+        return {s: _leaf(p, board, s) for s in states}
+    below = []
+    for s in states:
+        below += [s.flip()] + ([s.flip().doubled()] if s.flip().may_double() else [])
+    below = list(dict.fromkeys(below))
+    total = dict.fromkeys(states, 0.0)
+    for dice in ROLLS:
+        weight = 1 if dice[0] == dice[1] else 2
+        child = _best_reply(evaluator, board, dice, mover)[::-1].copy()
+        values = _plain(evaluator, child, below, plies - 1, mover.flip())
+        for s in states:
+            v = _optimal(values, s.flip())
+            total[s] += weight * ((1.0 - v) if s.match_to else -v)
+    return {s: t / 36 for s, t in total.items()}
+
+
+@pytest.mark.parametrize(
+    ("ctx", "plies", "picks"),
+    [
+        (GameContext(jacoby=True), 1, (3, 7, 12)),
+        (GameContext(cube_value=2, cube_owner="me"), 1, (4,)),
+        (GameContext(cube_value=2, cube_owner="opponent"), 1, (5,)),
+        (GameContext(match_to=7, score=(4, 2)), 1, (6, 9)),
+        (GameContext(match_to=5, score=(1, 4)), 1, (8,)),  # post-Crawford, trailing
+        (GameContext(), 2, (10,)),
+        pytest.param(GameContext(match_to=9, score=(3, 5)), 2, (11,), marks=pytest.mark.slow),
+    ],
+)
+def test_batched_search_is_the_plain_recursion(
+    boards: list[np.ndarray], ctx: GameContext, plies: int, picks: tuple[int, ...]
+) -> None:
+    evaluator = GnubgEvaluator()
+    chosen = np.stack([boards[i] for i in picks])
+    v = cubeful.cubeful_values(evaluator, chosen, ctx, plies, params=PYPI)
+    for row, board in enumerate(chosen):
+        states = [ctx, ctx.doubled()] if ctx.may_double() else [ctx]
+        plain = _plain(evaluator, board, states, plies, ctx)
+        assert v.nd[row] == pytest.approx(plain[ctx], abs=1e-9)
+        if ctx.may_double():
+            assert v.dt[row] == pytest.approx(plain[ctx.doubled()], abs=1e-9)
+        else:
+            assert np.isnan(v.dt[row])
+
+
+def test_0ply_is_janowskis_formula(boards: list[np.ndarray]) -> None:
+    """At 0 plies the search is today's cube decision: Janowski on the 0-ply probabilities."""
+    evaluator = GnubgEvaluator()
+    for ctx in (GameContext(jacoby=True), GameContext(match_to=7, score=(2, 4))):
+        for board in boards[:6]:
+            p = invert(evaluator.probabilities(board[::-1][None])[0])
+            expected = decisions.cube_decision(p, board, ctx, params=PYPI)
+            found, q = cubeful.cube_decision(evaluator, board, ctx, 0, params=PYPI)
+            assert q == pytest.approx(p, abs=1e-12)
+            assert (found.nd, found.dt, found.dp) == pytest.approx(
+                (expected.nd, expected.dt, expected.dp), abs=1e-12
+            )
+            assert found.action == expected.action
+
+
+# --- the td agent and the command line --------------------------------------------------
+
+
+def test_td_spec_takes_cube_plies() -> None:
+    agent = load_agent("td?plies=1&cube_plies=2")
+    assert (agent.plies, agent.cube_plies) == (1, 2)
+    assert load_agent("td").cube_plies == 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("td?cube_plies=3", "td cube_plies must be 0, 1 or 2, got 3"),
+        ("td?cube_plies=one", "option cube_plies='one' of 'td?cube_plies=one' is not an integer"),
+        ("td?cube_plies=-1", "td cube_plies must be 0, 1 or 2, got -1"),
+        ("td?cube_plies=1&cube_plies=2", "cube_plies"),
+        ("td:td-acey-deucey?cube_plies=1", "acey-deucey networks play at 0 plies only"),
+    ],
+)
+def test_bad_cube_plies_say_so(spec: str, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        load_agent(spec)
+    text = str(caught.value)
+    assert message in text and "\n" not in text
+
+
+def test_agent_decides_by_the_search(boards: list[np.ndarray]) -> None:
+    """cube_plies=1: the agent doubles, takes and resigns by the 1-ply search; 0: as before."""
+    evaluator = GnubgEvaluator()
+    deep = TDAgent(evaluator, cube_plies=1, efficiency=PYPI)
+    flat = TDAgent(evaluator, efficiency=PYPI)
+    ctx = GameContext(match_to=7, score=(2, 4))
+    for board in boards[:8]:
+        position = engine.Position(board)
+        found, p = cubeful.cube_decision(evaluator, board, ctx, 1, params=PYPI)
+        assert deep.double_decision(position, ctx) == found.double
+        assert deep._decision(position, ctx) == found
+        assert deep.resign_offer(position, ctx) == decisions.resignation_offer(p, ctx)
+        taker = position.flip()  # the other side, asked to take this side's double
+        assert deep.take_decision(taker, ctx.flip()) == found.take
+        p0 = invert(evaluator.probabilities(board[::-1][None])[0])
+        assert flat._decision(position, ctx) == decisions.cube_decision(p0, board, ctx, params=PYPI)
