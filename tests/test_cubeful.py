@@ -309,3 +309,43 @@ def test_agent_decides_by_the_search(boards: list[np.ndarray]) -> None:
         assert deep.take_decision(taker, ctx.flip()) == found.take
         p0 = invert(evaluator.probabilities(board[::-1][None])[0])
         assert flat._decision(position, ctx) == decisions.cube_decision(p0, board, ctx, params=PYPI)
+
+
+def test_cube_command_takes_cube_plies(boards: list[np.ndarray], capsys, monkeypatch) -> None:
+    """`vrhcaby cube --cube-plies N` (or --plies N, or td?cube_plies=N) answers with the
+    N-ply search's decision, in the JSON fields it always had; a bad N is one line."""
+    import json
+
+    import vrhcaby.cli.main as cli
+
+    monkeypatch.setattr(cli, "COMMANDS", ("cube", "eval"))
+    board = boards[15]
+    position_id = engine.Position(board).position_id()
+    agent = load_agent("td")
+    ctx = GameContext(match_to=7, score=(2, 4))
+    expected, p = cubeful.cube_decision(agent.evaluator, board, ctx, 1)
+    match = ["--match-to", "7", "--score", "2-4", "--json"]
+    answers = []
+    for argv in (
+        ["cube", position_id, "--cube-plies", "1", *match],
+        ["cube", position_id, "--plies", "1", *match],
+        ["cube", position_id, "--agent", "td?cube_plies=1", *match],
+    ):
+        assert cli.main(argv) == 0
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0] == answers[1] == answers[2]
+    got = answers[0]
+    assert got["action"] == expected.action
+    assert got["equities"]["nd"] == pytest.approx(expected.nd, abs=1e-6)
+    assert got["equities"]["dt"] == pytest.approx(expected.dt, abs=1e-6)
+    assert got["mwc"]["nd"] == pytest.approx(expected.nd_mwc, abs=1e-6)
+    np.testing.assert_allclose(got["probabilities"], p, atol=1e-6)
+    assert cli.main(["eval", position_id, "--cube-plies", "1", *match]) == 0
+    assert json.loads(capsys.readouterr().out)["cubeful_equity"] == pytest.approx(
+        expected.optimal, abs=1e-6
+    )
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["cube", position_id, "--cube-plies", "3"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--cube-plies" in err[0] and "invalid choice: 3" in err[0]
