@@ -171,11 +171,11 @@ def _bad_files(folder: Path, good: Path) -> dict[str, tuple[Path, int | None, st
     k = next(i for i, s in enumerate(lines) if re.match(r"\s*1\)\s+\d\d:", s))
     dice = re.search(r"(\d)(\d):", lines[k])
     assert dice
-    other = "66" if dice[0] != "66:" else "21"
+    other = "21" if int(dice[1]) + int(dice[2]) != 3 else "43"  # other pips: illegal
     illegal = folder / "illegal.mat"
     changed = lines[k][: dice.start()] + other + lines[k][dice.start() + 2 :]
     illegal.write_text("\n".join([*lines[:k], changed, *lines[k + 1 :]]) + "\n")
-    out["illegal"] = (illegal, k + 1, "")
+    out["illegal"] = (illegal, k + 1, "is not a legal play")
     return out
 
 
