@@ -112,3 +112,58 @@ def points_svg(
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def reliability_svg(
+    series: dict[str, tuple[list[float], list[float], list[float]]], title: str
+) -> str:
+    """A reliability diagram: for each named series (mean predicted probabilities, the
+    frequencies realised, their standard errors) points with ±2 standard error bars joined
+    by a line, over the diagonal a calibrated predictor would follow; both axes 0 to 1."""
+    size, left, top, bottom, legend = 420, 60, 40, 50, 170
+    plot = size - top - bottom
+    colours = ("steelblue", "darkorange", "seagreen", "crimson", "purple")
+
+    def x(v: float) -> float:
+        return left + v * plot
+
+    def y(v: float) -> float:
+        return top + (1 - v) * plot
+
+    width = left + plot + legend
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{size}" '
+        'font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{size}" fill="white"/>',
+        f'<text x="{left + plot / 2}" y="20" text-anchor="middle" font-size="14">'
+        f"{escape(title)}</text>",
+        f'<rect x="{left}" y="{top}" width="{plot}" height="{plot}" fill="none" stroke="black"/>',
+        f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="grey" '
+        'stroke-dasharray="5,4"/>',
+        f'<text x="{left + plot / 2}" y="{size - 12}" text-anchor="middle">predicted</text>',
+        f'<text x="15" y="{top + plot / 2}" transform="rotate(-90 15 {top + plot / 2})" '
+        'text-anchor="middle">realised</text>',
+    ]
+    for k in range(6):
+        v = k / 5
+        out.append(
+            f'<text x="{x(v)}" y="{y(0) + 16}" text-anchor="middle">{v:.1f}</text>'
+            f'<text x="{left - 5}" y="{y(v) + 4}" text-anchor="end">{v:.1f}</text>'
+        )
+    for i, (name, (predicted, realised, se)) in enumerate(series.items()):
+        colour = colours[i % len(colours)]
+        path = " ".join(f"{x(p):.1f},{y(r):.1f}" for p, r in zip(predicted, realised, strict=True))
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        for p, r, e in zip(predicted, realised, se, strict=True):
+            out.append(
+                f'<line x1="{x(p):.1f}" y1="{y(r - 2 * e):.1f}" x2="{x(p):.1f}" '
+                f'y2="{y(r + 2 * e):.1f}" stroke="{colour}"/>'
+                f'<circle cx="{x(p):.1f}" cy="{y(r):.1f}" r="3" fill="{colour}"/>'
+            )
+        ly = top + 10 + 18 * i
+        out.append(
+            f'<circle cx="{left + plot + 15}" cy="{ly}" r="4" fill="{colour}"/>'
+            f'<text x="{left + plot + 25}" y="{ly + 4}">{escape(name)}</text>'
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import inspect
 import os
 import re
 import sys
@@ -386,8 +387,6 @@ def pre_roll_probabilities(agent: Any, boards: np.ndarray) -> np.ndarray | None:
     before_roll = getattr(agent, "before_roll", None)
     if before_roll is None:
         return None
-    import inspect
-
     if next(iter(inspect.signature(before_roll).parameters)) == "boards":
         return np.asarray(before_roll(boards), dtype=np.float64)
     return np.array([before_roll(b) for b in boards], dtype=np.float64)
