@@ -170,6 +170,45 @@ def test_openapi_health_and_the_board_are_served(client):
         assert client.get(f"/board/{name}").status_code == 200
 
 
+# --- a match analysed ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mat_file(tmp_path_factory) -> Path:
+    """A money session of two games between pubeval and the heuristic bot, as `.mat`."""
+    from agents import load_agent
+    from vrhcaby.io import matchfile
+    from vrhcaby.play.tournament import PairSettings, play_pair
+
+    pair = play_pair(load_agent("pubeval"), load_agent("heuristic"), games=1, seed=5,
+                     settings=PairSettings(record=True))  # fmt: skip
+    records = [
+        dict(g.record, a=pair.a, b=pair.b, a_seat=g.a_seat, sample=g.sample, copy=g.copy, seed=5)
+        for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
+    ]
+    path = tmp_path_factory.mktemp("mat") / "session.mat"
+    matchfile.export_mat(records, path)
+    return path
+
+
+@pytest.mark.parametrize("plies", [0, 1])
+def test_analyse_equals_the_command_line(client, capsys, mat_file, plies):
+    want = cli(capsys, "analyse", str(mat_file), "--plies", str(plies), "--jobs", "1")
+    got = ok(client.post("/analyse", json={"mat": mat_file.read_text(), "plies": plies,
+                                           "name": "session.mat"}))  # fmt: skip
+    assert got == {**want, "path": "session.mat"}
+
+
+def test_analyse_refuses_a_bad_file_and_too_much_work(client, mat_file):
+    lines = mat_file.read_text().splitlines()
+    broken = "\n".join(line.replace("Wins", "Loses") for line in lines)
+    response = client.post("/analyse", json={"mat": broken, "name": "x.mat", "plies": 0})
+    assert response.status_code == 400 and response.json()["detail"].startswith("x.mat:")
+    small = TestClient(create_app(Limits(analyse_plays=(10, 10, 10)), warm=False))
+    response = small.post("/analyse", json={"mat": mat_file.read_text(), "plies": 0})
+    assert response.status_code == 400 and "at most 10" in response.json()["detail"]
+
+
 # --- rollouts as jobs -------------------------------------------------------------------
 
 

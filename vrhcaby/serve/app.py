@@ -30,10 +30,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import engine
 from vrhcaby.serve.models import (
+    AnalyseRequest,
     HintQuery,
     HintRequest,
     MovesQuery,
@@ -132,6 +134,10 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
     async def bad_input(_request: Request, exc: ValueError) -> JSONResponse:
         return _problem(400, str(exc))
 
+    @app.exception_handler(PydanticSerializationError)
+    async def unserializable(_request: Request, exc: PydanticSerializationError) -> JSONResponse:
+        return _problem(500, f"internal error: an answer that is not JSON: {exc}")
+
     @app.exception_handler(Busy)
     async def busy(_request: Request, exc: Busy) -> JSONResponse:
         return _problem(503, str(exc))
@@ -213,6 +219,12 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
         if q.format == "json":
             return JSONResponse(doc)
         return Response(svg, media_type="image/svg+xml")
+
+    @app.post("/analyse", tags=["analysis"])
+    async def analyse(body: AnalyseRequest) -> dict:
+        """A match or money session (a `.mat` file's text) judged: each player's error
+        rates, marked moves and worst decisions (`analyse FILE --json`)."""
+        return await answer(service.analyse, body.mat, body.name, body.namespace())
 
     # --- rollouts -----------------------------------------------------------------------
 

@@ -166,3 +166,26 @@ class RolloutRequest(BaseModel):
         options = self.model_dump(exclude={"board"})
         options["position"] = PositionBody(position=self.position, board=self.board).position_text()
         return argparse.Namespace(**options, evaluator=None)
+
+
+class AnalyseRequest(BaseModel):
+    """`analyse`: a match or session (a `.mat` file's text) judged, as `analyse --json`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mat: str = Field(max_length=1_000_000, description="the .mat file's text")
+    name: str = Field(
+        default="upload.mat",
+        max_length=100,
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_. -]*$",
+        description="the file's name, for the answer's `path` and error messages",
+    )
+    judge: str = Field(default="td?prune=on", max_length=200, description="a td agent spec")
+    plies: int = Field(default=2, ge=0, le=2, description="the judge's depth")
+    cube: bool = Field(default=True, description="judge cube decisions, rank plays cubefully")
+    jacoby: bool = Field(default=True, description="money play: the Jacoby rule")
+    worst: int = Field(default=10, ge=0, le=1000, description="worst decisions listed")
+
+    def namespace(self) -> argparse.Namespace:
+        """The options as the command line's parser gives them (no `mat`, no `name`)."""
+        return argparse.Namespace(**self.model_dump(exclude={"mat", "name"}))

@@ -19,11 +19,13 @@ import asyncio
 import collections
 import dataclasses
 import re
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -64,6 +66,9 @@ class Limits:
     rollout_jobs: int = 4
     #: Finished rollout jobs kept for fetching (the oldest are forgotten first).
     kept_jobs: int = 64
+    #: Checker plays of one `/analyse` request at 0, 1 and 2 plies: about ten seconds'
+    #: work each (a 2-ply judge takes some 0.1 s a play on one core).
+    analyse_plays: tuple[int, int, int] = (2000, 500, 100)
 
 
 def served_spec(spec: str) -> str:
@@ -205,6 +210,34 @@ class Service:
         pos, state = read_position(position)
         steps = board_json.parse_shown_play(play, pos.board, state).steps if play else ()
         return board_svg(pos.board, state, steps), board_json.show_json(pos.board, state)
+
+    def analyse(self, mat: str, name: str, args: argparse.Namespace) -> dict:
+        """`analyse FILE --json` of a `.mat` file's text (`vrhcaby.review`), its `path`
+        the name given: every checker play and cube decision judged by a td agent."""
+        from agents.td import TDAgent
+        from vrhcaby import review
+        from vrhcaby.io.matchfile import read_mat
+
+        agent = self.agent(args.judge)
+        if not isinstance(agent, TDAgent) or agent.acey_deucey:
+            raise ValueError(f"judge {args.judge!r}: a judge is a td agent (td, td:NAME)")
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / name
+            path.write_text(mat, encoding="utf-8")
+            try:
+                match = read_mat(path)
+            except ValueError as exc:  # MatError: FILE:LINE: what; FILE the name given
+                raise ValueError(str(exc).replace(str(path), name)) from None
+        plays = sum(t.kind == "move" for g in match.games for t in g.turns)
+        most = self.limits.analyse_plays[args.plies]
+        if plays > most:
+            raise ValueError(
+                f"{plays} checker plays: one request analyses at most {most} at "
+                f"{args.plies} plies here (fewer plies, or vrhcaby analyse, for more)"
+            )
+        judge = review.TDJudge(agent, args.plies)
+        found = review.analyse_match(match, judge, cube=args.cube, jacoby=args.jacoby)
+        return dict(found.to_json(worst=args.worst), path=name)
 
     # --- rollout jobs --------------------------------------------------------------------
 

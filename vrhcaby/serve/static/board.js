@@ -1,6 +1,7 @@
 // The web board of `vrhcaby serve`: plain JavaScript over the service's own API, nothing
-// fetched from elsewhere. Two panels: analyse a position (the board drawn by /show, the
-// ranked plays of /hint, the cube of /cube; a click on a play shows the position after it)
+// fetched from elsewhere. Three panels: analyse a position (the board drawn by /show, the
+// ranked plays of /hint, the cube of /cube; a click on a play shows the position after it),
+// a match or session judged (/analyse: a .mat file's error rates and worst decisions)
 // and a money game against the bot with the cube (legal plays from /moves, the bot's
 // plays from /hint, its cube decisions from /cube). Dice are rolled here; `?seed=N` in
 // the address makes them repeatable.
@@ -141,6 +142,85 @@ function showCube(doc) {
   box.appendChild(table);
 }
 
+// --- a match analysed ------------------------------------------------------------------
+
+async function analyseMatch(event) {
+  event.preventDefault();
+  $("match-error").textContent = "";
+  const file = $("mat-file").files[0];
+  const mat = file ? await file.text() : $("mat-input").value;
+  if (!mat.trim()) {
+    $("match-error").textContent = "Choose a .mat file or paste one.";
+    return;
+  }
+  $("match-caption").textContent = "Analysing…";
+  try {
+    const response = await fetch("/analyse", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ mat, name: file ? file.name.replace(/[^A-Za-z0-9_. -]/g, "_")
+        : "pasted.mat", plies: Number($("mat-plies").value) }),
+    });
+    const doc = await response.json();
+    if (!response.ok) throw new Error(doc.detail);
+    showMatch(doc);
+  } catch (error) {
+    $("match-caption").textContent = "";
+    $("match-error").textContent = error.message;
+  }
+}
+
+function showMatch(doc) {
+  const what = doc.match_to ? `${doc.match_to}-point match` : "money session";
+  $("match-caption").textContent =
+    `${doc.path}: ${what}, ${doc.games} game${doc.games === 1 ? "" : "s"}, judged by ` +
+    `${doc.judge}; rates in ${doc.unit} per decision.`;
+  const [a, b] = doc.players;
+  const milli = (x) => (x ? (-x).toFixed(1) : "0.0");
+  const rows = [
+    ["", a.name, b.name],
+    ["Moves (unforced)", `${a.moves} (${a.unforced})`, `${b.moves} (${b.unforced})`],
+    ["Marked doubtful / bad / very bad", `${a.doubtful} / ${a.bad} / ${a.very_bad}`,
+      `${b.doubtful} / ${b.bad} / ${b.very_bad}`],
+    ["Checker error rate", milli(a.checker_rate), milli(b.checker_rate)],
+    ["Cube decisions (close)", `${a.cube_decisions} (${a.close_cube})`,
+      `${b.cube_decisions} (${b.close_cube})`],
+    ["Cube error rate", milli(a.cube_rate), milli(b.cube_rate)],
+    ["Overall error rate", milli(a.rate), milli(b.rate)],
+    ["Snowie error rate", milli(a.snowie_rate), milli(b.snowie_rate)],
+  ];
+  const body = $("match-table").querySelector("tbody");
+  body.innerHTML = "";
+  for (const cells of rows) {
+    const row = document.createElement("tr");
+    for (const text of cells) {
+      const cell = document.createElement(cells === rows[0] ? "th" : "td");
+      cell.textContent = text;
+      row.appendChild(cell);
+    }
+    body.appendChild(row);
+  }
+  const worst = $("worst-table").querySelector("tbody");
+  worst.innerHTML = "";
+  for (const d of doc.worst) {
+    const row = document.createElement("tr");
+    const who = doc.players[d.player].name;
+    const roll = d.dice ? ` ${d.dice.join("")}` : "";
+    for (const text of [(-1000 * d.error).toFixed(1), `${who}${roll}: ${d.made}`, d.best,
+      d.mark, `game ${d.game}, line ${d.line}`]) {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      row.appendChild(cell);
+    }
+    row.addEventListener("click", () => {
+      drawBoard(d.position, `${who}${roll}: played ${d.made}, best ${d.best}.`)
+        .catch((error) => { $("match-error").textContent = error.message; });
+    });
+    worst.appendChild(row);
+  }
+  $("match-table").dataset.done = "yes";
+}
+
 // --- a money game against the bot -----------------------------------------------------
 
 function random() {
@@ -224,7 +304,7 @@ async function humanDoubles() {
     status(`The bot takes: the cube is at ${game.cube}. Roll.`);
     buttons(["roll"]);
   } else {
-    await gameOver("human", game.cube, "The bot passes");
+    gameOver("human", game.cube, "The bot passes");
   }
 }
 
@@ -258,7 +338,7 @@ async function humanRolled(dice) {
 }
 
 async function humanPlays(move) {
-  $("legal-plays").innerHTML = "";
+  $("legal-plays").innerHTML = ""; // at once: one click, one play
   game.human = move.position_id;
   game.bot = move.next_position_id;
   await drawBoard(game.human, `You played ${move.play}.`);
@@ -324,11 +404,11 @@ async function finished(position, mover) {
   }
   if (!game.turned) value = 1; // the Jacoby rule: gammons count once the cube is turned
   const names = { 1: "a single game", 2: "a gammon", 3: "a backgammon" };
-  await gameOver(mover, value * game.cube, `${mover === "human" ? "You win" : "The bot wins"} ${names[value]}`);
+  gameOver(mover, value * game.cube, `${mover === "human" ? "You win" : "The bot wins"} ${names[value]}`);
   return true;
 }
 
-async function gameOver(winner, points, how) {
+function gameOver(winner, points, how) {
   game.over = true;
   game.score[winner] += points;
   showScore();
@@ -347,18 +427,23 @@ function showTab(name) {
 document.querySelectorAll(".tab").forEach((tab) =>
   tab.addEventListener("click", () => showTab(tab.dataset.tab)));
 $("position-form").addEventListener("submit", analyse);
+$("match-form").addEventListener("submit", analyseMatch);
 $("new-game").addEventListener("click", () => {
   delete $("game-status").dataset.over;
   newGame().catch(gameError);
 });
-$("roll").addEventListener("click", () => humanRolled([die(), die()]).catch(gameError));
+$("roll").addEventListener("click", () => {
+  buttons([]); // at once: one click, one roll
+  humanRolled([die(), die()]).catch(gameError);
+});
 $("double").addEventListener("click", () => humanDoubles().catch(gameError));
 $("take").addEventListener("click", () => {
+  buttons([]);
   game.cube *= 2;
   game.owner = "human";
   game.turned = true;
   showScore();
   botRolls().catch(gameError);
 });
-$("pass").addEventListener("click", () => gameOver("bot", game.cube, "You pass").catch(gameError));
+$("pass").addEventListener("click", () => gameOver("bot", game.cube, "You pass"));
 analyse().catch(() => {});
