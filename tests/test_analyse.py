@@ -79,6 +79,18 @@ def files(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     recs = [r for r in _records(pair, 8) if (r["sample"], r["copy"]) == (0, 0)]
     matchfile.export_mat(recs, folder / "match.mat")
     out["match"] = (folder / "match.mat", recs)
+    # Seven games of a 5-point match without doubles: the Crawford game (the sixth) and a
+    # post-Crawford game, cube decisions at many scores.
+    pair = play_pair(
+        load_agent("pubeval"),
+        load_agent("pubeval"),
+        games=1,
+        seed=9,
+        settings=PairSettings(match_to=5, record=True),
+    )
+    recs = [r for r in _records(pair, 9) if (r["sample"], r["copy"]) == (0, 0)]
+    matchfile.export_mat(recs, folder / "crawford.mat")
+    out["crawford"] = (folder / "crawford.mat", recs)
     pair = play_pair(CubeBot("carol"), load_agent("pubeval"), games=3, seed=5,
                      settings=PairSettings(record=True))  # fmt: skip
     recs = _records(pair, 5)
@@ -122,7 +134,7 @@ def _replayed(path: Path) -> list[list[tuple]]:
     return games
 
 
-@pytest.mark.parametrize("name", ["match", "money"])
+@pytest.mark.parametrize("name", ["match", "money", "crawford"])
 def test_read_mat_replays_the_recorded_games(files, name):
     path, recs = files[name]
     assert _replayed(path) == _recorded(recs)
@@ -130,7 +142,9 @@ def test_read_mat_replays_the_recorded_games(files, name):
     for game, r in zip(match.games, recs, strict=True):
         a_won = r["winner"] == r["a_seat"]
         assert (game.winner, game.points) == (0 if a_won else 1, r["points"])
-    assert match.match_to == (5 if name == "match" else 0)
+    assert match.match_to == (0 if name == "money" else 5)
+    if name == "crawford":
+        assert [g.crawford for g in match.games] == [False] * 5 + [True, False]
 
 
 @needs_gnubg_cli
@@ -325,24 +339,26 @@ def _compare(
     rate_tol: float,
     total_tol: float,
     marks: int,
+    cube: bool = True,
 ) -> None:
+    """Ours against gnubg's statistics; without `cube`, the cube errors are left out (not
+    their counts)."""
     for p, g in zip(ours.players, theirs, strict=True):
         for key in ("moves", "unforced", "cube_decisions", "doubles", "takes", "passes"):
             assert getattr(p, key) == g[key], (p.name, key)
         assert abs(p.close_cube - g["close_cube"]) <= marks, p.name
         for key in ("doubtful", "bad", "very_bad"):
             assert abs(getattr(p, key) - g[key]) <= marks, (p.name, key)
-        for ours_total, key in (
-            (p.checker_error, "checker"),
-            (p.cube_error, "cube"),
-            (p.error, "overall"),
-        ):
+        totals = [(p.checker_error, "checker"), (p.cube_error, "cube"), (p.error, "overall")]
+        for ours_total, key in totals if cube else totals[:1]:
             theirs_total = g[f"{key}_total"]
             assert ours_total == pytest.approx(theirs_total, abs=total_tol + 0.01 * theirs_total), (
                 p.name,
                 key,
             )
-        for ours_rate, key in ((p.checker_rate, "checker"), (p.rate, "overall")):
+        for ours_rate, key in [(p.checker_rate, "checker"), (p.rate, "overall")][
+            : 2 if cube else 1
+        ]:
             assert ours_rate == pytest.approx(g[f"{key}_rate"], abs=rate_tol), (p.name, key)
 
 
@@ -357,11 +373,15 @@ TWO_PLY = dict(rate_tol=3.0, total_tol=0.06, marks=2)
 
 
 @needs_gnubg_cli
-@pytest.mark.parametrize("name", ["match", "money"])
+@pytest.mark.parametrize("name", ["match", "money", "crawford"])
 def test_gnubg_judge_agrees_with_gnubgs_analyse_match(files, name):
+    """In the Crawford match the counts agree (no cube decision in the Crawford game, the
+    trailer's after it), the checker play too; its cube errors come from two-sided
+    bear-offs at 2-away, where gnubg's cubeful equity is not Janowski's formula with the
+    bear-off efficiency the project's cube model uses (docs/analyse.md)."""
     path, _ = files[name]
     ours = review.analyse_match(read_mat(path), review.GnubgJudge(0))
-    _compare(ours, gnubg_statistics(path, 0), **ZERO_PLY)
+    _compare(ours, gnubg_statistics(path, 0), **ZERO_PLY, cube=name != "crawford")
 
 
 @pytest.mark.slow
