@@ -3,7 +3,10 @@ against a plain reference, synthetic predictors calibrated and biased, self-play
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +14,8 @@ import pytest
 from agents import load_agent
 from vrhcaby.io.plot import reliability_svg
 from vrhcaby.play.calibration import calibration_table, happened, selfplay_predictions
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _plain_deciles(predicted: list[float], hit: list[bool], bins: int) -> list[dict]:
@@ -99,3 +104,30 @@ def test_the_reliability_diagram_is_svg_with_a_point_per_bin() -> None:
     root = ET.fromstring(svg)
     circles = root.findall("{http://www.w3.org/2000/svg}circle")
     assert len(circles) == 3 + 1  # the points and the legend's
+
+
+def _bench():
+    """bench/calibration.py as a module (it is a script, not in a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_calibration", ROOT / "bench" / "calibration.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_prints_writes_and_draws(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out, svg = tmp_path / "cal.json", tmp_path / "reliability.svg"
+    assert _bench().main(["td", "--games", "4", "--json", str(out), "--svg", str(svg)]) == 0
+    report = json.loads(out.read_text())
+    assert report["games"] == 4 and set(report) >= {"all", "contact", "race"}
+    rows = report["all"]["win"]
+    assert sum(r["count"] for r in rows) == report["turns"] and len(rows) == 10
+    assert len(ET.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}polyline")) == 3
+    assert "win_gammon (all" in capsys.readouterr().out
+
+
+def test_the_bench_refuses_an_agent_without_probabilities() -> None:
+    with pytest.raises(ValueError, match="no pre-roll probabilities"):
+        _bench().main(["pubeval", "--games", "2"])

@@ -4,9 +4,11 @@ recorded games."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -262,3 +264,39 @@ def test_recorded_matches_skip_the_crawford_game_and_keep_post_crawford() -> Non
     ]
     _, contexts = recorded_decisions(SimpleNamespace(results=games))
     assert [(c.score, c.crawford) for c in contexts] == [((0, 0), False), ((1, 4), False)]
+
+
+# --- the command line --------------------------------------------------------------------
+
+
+def test_the_bench_judges_agents_and_writes_json(tmp_path: Path, shipped: CubeSet) -> None:
+    out = tmp_path / "cube.json"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "cube_judge.py"), "pubeval", "random",
+         "--json", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    pubeval, random = json.loads(out.read_text())["results"]
+    # pubeval never doubles and always takes: wrong exactly where gnubg doubles or passes
+    doubling = np.minimum(shipped.dt, shipped.dp)
+    assert pubeval["counts"]["wrong_no_doubles"] == int((doubling > shipped.nd).sum())
+    assert pubeval["counts"]["wrong_takes"] == int((shipped.dt > shipped.dp).sum())
+    assert pubeval["counts"]["wrong_doubles"] == pubeval["counts"]["wrong_passes"] == 0
+    want = 1000 * np.mean(
+        np.maximum(doubling - shipped.nd, 0) + np.maximum(shipped.dt - shipped.dp, 0)
+    )
+    assert pubeval["total"]["mean"] == pytest.approx(want)
+    assert random["paired"]["total"]["mean"] == pytest.approx(0.0)  # the same answers
+    assert "probabilities" not in pubeval and "pubeval" in run.stdout
+
+
+def test_the_bench_refuses_a_bad_agent_in_one_line() -> None:
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "cube_judge.py"), "nonsense"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert (
+        run.stderr.strip().startswith("cube_judge:") and len(run.stderr.strip().splitlines()) == 1
+    )

@@ -1,4 +1,5 @@
-"""Small SVG pictures with no plotting library: a round-robin table as a heat map.
+"""Small SVG pictures with no plotting library: a round-robin table as a heat map, values
+with error bars, a reliability diagram (predicted probabilities against realised).
 
 SVG is text, so the pictures need nothing beyond the standard library, open in any
 browser and show in the README.
