@@ -179,45 +179,16 @@ def play_equities(
     """
     q = invert(np.asarray(p, dtype=np.float64))
     theirs = context.flip()
-    owner = _owner(theirs)
-    value = theirs.cube_value
-    if theirs.match_to:
-        away_them, away_me = theirs.away()
-        if owner == "dead" or theirs.crawford or max(away_them, away_me) <= value:
-            # A dead cube: the cubeless MWC, all the rest below would come to.
-            dead = met.mwc_from_probabilities(
-                q, away_them, away_me, value, crawford=theirs.crawford
-            )
-            return np.asarray(
-                met.mwc_to_emg(1.0 - dead, away_me, away_them, value, crawford=theirs.crawford)
-            )
     if x is None:
         x = efficiencies(np.asarray(afterstates)[:, ::-1], params)
-    may_double = owner in ("centre", "me") and 2 * value <= theirs.max_cube
+    nd = no_double_values(q, x, theirs)
+    dt = no_double_values(q, x, theirs.doubled()) if theirs.may_double() else None
+    value = optimal_values(nd, dt, theirs)
     if not theirs.match_to:
-        dead = cube.cubeful_equity(q, "dead", 0.0)
-        jacoby = theirs.jacoby and owner == "centre"
-        nd_dead = cube.cubeful_equity(q, owner, 0.0, jacoby=jacoby) if jacoby else dead
-        nd = _janowski(x, nd_dead, cube.cubeful_equity, p=q, cube_owner=owner, jacoby=jacoby)
-        if not may_double:
-            return -nd
-        dt = 2.0 * _janowski(x, dead, cube.cubeful_equity, p=q, cube_owner="opponent")
-        return -np.maximum(nd, np.minimum(dt, 1.0))
-    crawford = theirs.crawford
-    score = {"away_me": away_them, "away_opp": away_me, "crawford": crawford}
-
-    def mwc(value: int, owner: cube.CubeOwner) -> np.ndarray:
-        dead = met.mwc_from_probabilities(q, away_them, away_me, value, crawford=crawford)
-        return _janowski(
-            x, dead, cube.match_cubeful_mwc, p=q, cube_value=value, cube_owner=owner, **score
-        )
-
-    theirs_mwc = mwc(value, owner)
-    if may_double and not crawford and away_them > value:
-        dp = met.KAZAROSS_XG2.outcome(away_them, away_me, value, True, crawford=crawford)
-        theirs_mwc = np.maximum(theirs_mwc, np.minimum(mwc(2 * value, "opponent"), dp))
+        return -value / theirs.cube_value
+    away_them, away_me = theirs.away()
     return np.asarray(
-        met.mwc_to_emg(1.0 - theirs_mwc, away_me, away_them, value, crawford=crawford)
+        met.mwc_to_emg(1.0 - value, away_me, away_them, theirs.cube_value, crawford=theirs.crawford)
     )
 
 
