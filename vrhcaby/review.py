@@ -95,8 +95,9 @@ class Judge(Protocol):
 
     #: How the judge is named in reports ("td 2-ply", "gnubg 0-ply").
     name: str
-    #: The depth checker plays are judged at.
+    #: The depth checker plays are judged at, and cube decisions.
     plies: int
+    cube_plies: int
     #: Move filters: how many candidates of each stage of the search go on to the next
     #: (as many stages as the search has beyond 0-ply).
     filter: tuple[int, ...]
@@ -148,7 +149,7 @@ class GnubgJudge:
         if not 0 <= plies <= 4:
             raise ValueError(f"gnubg judges at 0 to 4 plies, got {plies}")
         self._nn = require_gnubg_nn("the gnubg judge")
-        self.plies = plies
+        self.plies = self.cube_plies = plies
         self.filter = (16,) if plies else ()
         self.efficiency = cube.GNUBG_EFFICIENCY
         self.name = f"gnubg {plies}-ply"
@@ -390,9 +391,10 @@ def analyse_match(
     players = (PlayerStats(match.names[0]), PlayerStats(match.names[1]))
     out = MatchAnalysis(match.path, match.match_to, judge.name, len(match.games), players)
     moves = [(g, t) for g in match.games for t in g.turns if t.kind == "move"]
-    out.decisions += _checker_decisions(match, moves, judge, setting)
+    checker, known = _checker_decisions(match, moves, judge, setting)
+    out.decisions += checker
     if cube:
-        out.decisions += _cube_decisions(match, judge, setting)
+        out.decisions += _cube_decisions(match, judge, setting, known)
     out.decisions.sort(key=lambda d: (d.game, d.line, d.player, d.kind != "double"))
     for d in out.decisions:
         p = players[d.player]
@@ -418,10 +420,12 @@ def analyse_match(
 
 def _checker_decisions(
     match: MatMatch, moves: Sequence[tuple[MatGame, MatTurn]], judge: Judge, setting: _Setting
-) -> list[Decision]:
-    """Every move judged, in one batched search over all of them."""
+) -> tuple[list[Decision], dict[bytes, np.ndarray]]:
+    """Every move judged, in one batched search over all of them; with the probabilities
+    of the plays made at full depth, by their afterstate (`_key`), which are those of the
+    opponent's next position before its roll."""
     if not moves:
-        return []
+        return [], {}
     boards = np.stack([t.board for _, t in moves])
     dice = np.array([t.dice or (1, 1) for _, t in moves], dtype=np.int64)
     contexts = [_context(match, g, t, setting) for g, t in moves]
@@ -447,6 +451,7 @@ def _checker_decisions(
     )
     deep = np.where(found.plies == stages, found.values, -np.inf)
     best = search.best_rows(deep, parent, len(moves))
+    known = {_key(after[r]): found.probabilities[r] for r in np.flatnonzero(played)}
     out = []
     for i, (g, t) in enumerate(moves):
         rows = np.arange(starts[i], starts[i + 1])
@@ -474,7 +479,7 @@ def _checker_decisions(
                 counted,
             )
         )
-    return out
+    return out, known
 
 
 def _play_text(turn: MatTurn, after: np.ndarray) -> str:
@@ -486,9 +491,17 @@ def _play_text(turn: MatTurn, after: np.ndarray) -> str:
     raise AssertionError("a searched afterstate is a legal play")
 
 
-def _cube_decisions(match: MatMatch, judge: Judge, setting: _Setting) -> list[Decision]:
+def _key(board: np.ndarray) -> bytes:
+    return np.asarray(board, dtype=np.int8).tobytes()
+
+
+def _cube_decisions(
+    match: MatMatch, judge: Judge, setting: _Setting, known: dict[bytes, np.ndarray]
+) -> list[Decision]:
     """Every cube decision judged: before each roll where the side on roll may double,
-    each double and each answer; the judge's probabilities in one batched call."""
+    each double and each answer. A position before the roll is the afterstate of the
+    opponent's play seen from the other side: when that play was judged at the cube's
+    depth its probabilities are `known`; the rest come from the judge in one call."""
     asked: list[tuple[MatGame, MatTurn, GameContext, MatTurn | None]] = []
     for g in match.games:
         turns = g.turns
@@ -502,7 +515,17 @@ def _cube_decisions(match: MatMatch, judge: Judge, setting: _Setting) -> list[De
                     asked.append((g, t, context, None))
     if not asked:
         return []
-    p = judge.before_roll(np.stack([t.board for _, t, _, _ in asked]))
+    reuse = judge.cube_plies == judge.plies
+    p = np.empty((len(asked), 5), dtype=np.float64)
+    todo = []
+    for i, (_, t, _, _) in enumerate(asked):
+        seen = known.get(_key(t.board[::-1])) if reuse else None
+        if seen is None:
+            todo.append(i)
+        else:
+            p[i] = invert(seen)
+    if todo:
+        p[todo] = judge.before_roll(np.stack([asked[i][1].board for i in todo]))
     out = []
     for (g, t, context, answer), q in zip(asked, p, strict=True):
         d = decisions.cube_decision(q, t.board, context, params=judge.efficiency)
