@@ -54,7 +54,7 @@ from agents import cubeful, search
 from agents.base import ACEY_DEUCEY, BOARD_VARIANTS, AfterstateAgent, GameContext, play_reaching
 from agents.search import ValueFunction
 from vrhcaby.equity import decisions
-from vrhcaby.equity.cube import GNUBG_EFFICIENCY, Efficiency
+from vrhcaby.equity.cube import GNUBG_EFFICIENCY, CubeDecision, Efficiency
 from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.nn.checkpoint import CheckpointError
 from vrhcaby.nn.encode import waiting_on_bar
@@ -234,7 +234,13 @@ class TDAgent(AfterstateAgent):
             return self._searched(board, context).probabilities[0]
         return self.before_roll(board[None])[0]
 
-    def _decision(self, position: engine.Position, context: GameContext, beavers: bool = False):
+    def cube_decision(
+        self, position: engine.Position, context: GameContext, beavers: bool = False
+    ) -> CubeDecision:
+        """The cube decision of the side on roll of `position` in `context` (its view), at
+        `cube_plies`: Janowski's formula on the 0-ply probabilities, or the cubeful search
+        (`agents.cubeful`); a double is judged against a beaver where beavers are allowed
+        (`beavers`, the agent's or the context's)."""
         board = self._board(position)
         beavers = beavers or self.beavers or context.beavers
         if self.cube_plies and not self.acey_deucey:
@@ -248,12 +254,12 @@ class TDAgent(AfterstateAgent):
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:
         if not self.cube_aware or not context.may_double():
             return False
-        return self._decision(position, context).double
+        return self.cube_decision(position, context).double
 
     def take_decision(self, position: engine.Position, context: GameContext) -> bool:
         if not self.cube_aware:
             return super().take_decision(position, context)
-        return self._decision(position.flip(), context.flip()).take
+        return self.cube_decision(position.flip(), context.flip()).take
 
     def beaver_decision(self, position: engine.Position, context: GameContext) -> bool:
         """Doubled in money play with beavers allowed (`position` and `context` from the
@@ -262,7 +268,7 @@ class TDAgent(AfterstateAgent):
         the favourite."""
         if not self.cube_aware or context.match_to:
             return False
-        d = self._decision(position.flip(), context.flip(), beavers=True)
+        d = self.cube_decision(position.flip(), context.flip(), beavers=True)
         return d.take and d.beaver
 
     def resign_offer(self, position: engine.Position, context: GameContext) -> int:

@@ -303,12 +303,14 @@ def test_agent_decides_by_the_search(boards: list[np.ndarray]) -> None:
         position = engine.Position(board)
         found, p = cubeful.cube_decision(evaluator, board, ctx, 1, params=PYPI)
         assert deep.double_decision(position, ctx) == found.double
-        assert deep._decision(position, ctx) == found
+        assert deep.cube_decision(position, ctx) == found
         assert deep.resign_offer(position, ctx) == decisions.resignation_offer(p, ctx)
         taker = position.flip()  # the other side, asked to take this side's double
         assert deep.take_decision(taker, ctx.flip()) == found.take
         p0 = invert(evaluator.probabilities(board[::-1][None])[0])
-        assert flat._decision(position, ctx) == decisions.cube_decision(p0, board, ctx, params=PYPI)
+        assert flat.cube_decision(position, ctx) == decisions.cube_decision(
+            p0, board, ctx, params=PYPI
+        )
 
 
 def test_cube_command_takes_cube_plies(boards: list[np.ndarray], capsys, monkeypatch) -> None:

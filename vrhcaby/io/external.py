@@ -52,7 +52,6 @@ import engine
 from agents.base import GameContext
 from engine.text import ascii_float, ascii_int
 from vrhcaby import analysis
-from vrhcaby.equity import decisions
 from vrhcaby.equity.context import check_match_length
 
 __all__ = [
@@ -419,8 +418,7 @@ class Session:
     def _board(self, fb: FibsBoard, options: Options) -> str:
         agent, position = self.agent, engine.Position(fb.board)
         if fb.doubled:
-            p = agent.before_roll(fb.board[None])[0]
-            decision = decisions.cube_decision(p, fb.board, fb.context, beavers=options.beavers)
+            decision = agent.cube_decision(position, fb.context, beavers=options.beavers)
             if not decision.take:
                 return "drop"
             return "beaver" if options.beavers and decision.beaver else "take"

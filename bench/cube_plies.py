@@ -1,0 +1,149 @@
+"""What a cube decision costs at 0, 1 and 2 plies (`agents.cubeful`), next to a checker play.
+
+    python bench/cube_plies.py [--network td] [--positions 24] [--repeat 3]
+
+Positions: the boards before each roll of the shipped network's own games (cubeless money,
+`--seed`), `--positions` distinct ones with legal plays. On one core each is given, warm
+(the kernels loaded, the network's first call made): a cube decision in money play with a
+centred cube at `cube_plies` 0, 1 and 2, without pruning and with the network's pruner
+(`td?prune=on`), the old way for comparison (Janowski's formula on the n-ply cubeless
+probabilities, what `cube_plies` meant before), and the agent's 1-ply and 2-ply checker
+play of the recorded roll: the median milliseconds a decision and the ratio to the 1-ply
+checker play. Then the cold `vrhcaby cube POSITION --cube-plies N` (a fresh interpreter:
+imports, kernels and the network's load all count): the median wall seconds over
+`--repeat` runs on each of three positions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, before numpy loads
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from agents import load_agent  # noqa: E402
+from vrhcaby.equity import decisions  # noqa: E402
+from vrhcaby.equity.context import GameContext  # noqa: E402
+from vrhcaby.play.judge import recorded_positions  # noqa: E402
+
+
+def positions(network: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`n` distinct boards before a roll of the network's games with a choice of plays,
+    and their rolls."""
+    agent = load_agent(network)
+    boards, dice, _ = recorded_positions(agent, agent, max(2, n // 30 + 1), seed)
+    _, parent = engine.batch_afterstates(boards, dice)
+    choice = np.flatnonzero(np.bincount(parent, minlength=len(boards)) > 1)
+    keys = boards[choice].reshape(len(choice), -1)
+    _, first = np.unique(keys, axis=0, return_index=True)
+    rows = choice[np.random.default_rng(seed).permutation(np.sort(first))[:n]]
+    return boards[rows], dice[rows]
+
+
+def median_ms(decide, items) -> float:
+    """Median milliseconds of `decide(item)` over the items (one warm-up call first)."""
+    decide(items[0])
+    times = []
+    for item in items:
+        start = time.perf_counter()
+        decide(item)
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def cube_command(network: str, position: str, plies: int) -> list[str]:
+    code = "import sys, vrhcaby.cli.main as cli; sys.exit(cli.main(sys.argv[1:]))"
+    args = ["cube", position, "--agent", network, "--cube-plies", str(plies)]
+    return [sys.executable, "-c", code, *args]
+
+
+def median_wall(command: list[str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--network", default="td", help="a td agent spec (default td)")
+    parser.add_argument("--positions", type=int, default=24)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args(argv)
+    boards, dice = positions(args.network, args.positions, args.seed)
+    ctx = GameContext(jacoby=True)
+    items = list(zip(boards, dice, strict=True))
+    print(f"{args.network}: {len(items)} positions of its own games, money, centred cube, one core")
+
+    def cube_at(spec: str):
+        agent = load_agent(spec)
+
+        def decide(item) -> None:
+            agent.__dict__.pop("_last_search", None)  # no answer kept from the last board
+            agent.cube_decision(engine.Position(item[0]), ctx)  # type: ignore[attr-defined]
+
+        return decide
+
+    def janowski_at(plies: int):
+        agent = load_agent(args.network)
+
+        def decide(item) -> None:
+            p = agent.before_roll(item[0][None], plies)[0]  # type: ignore[attr-defined]
+            decisions.cube_decision(p, item[0], ctx)
+
+        return decide
+
+    def play_at(plies: int):
+        agent = load_agent(f"{args.network}?plies={plies}")
+
+        def decide(item) -> None:
+            agent.choose_boards(item[0][None], item[1][None])  # type: ignore[attr-defined]
+
+        return decide
+
+    sep = "&" if "?" in args.network else "?"
+    rows = [
+        ("cube, 0-ply (Janowski)", cube_at(args.network)),
+        ("cube, 1-ply cubeful", cube_at(f"{args.network}{sep}cube_plies=1")),
+        ("cube, 1-ply cubeful, pruned", cube_at(f"{args.network}{sep}cube_plies=1&prune=on")),
+        ("cube, 2-ply cubeful", cube_at(f"{args.network}{sep}cube_plies=2")),
+        ("cube, 2-ply cubeful, pruned", cube_at(f"{args.network}{sep}cube_plies=2&prune=on")),
+        ("old: Janowski on 1-ply probabilities", janowski_at(1)),
+        ("old: Janowski on 2-ply probabilities", janowski_at(2)),
+        ("checker play, 1-ply", play_at(1)),
+        ("checker play, 2-ply", play_at(2)),
+    ]
+    figures = [(name, median_ms(decide, items)) for name, decide in rows]
+    reference = dict(figures)["checker play, 1-ply"]
+    print(f"  {'decision':38} {'ms (median)':>11} {'/ 1-ply play':>12}")
+    for name, ms in figures:
+        print(f"  {name:38} {ms:11.1f} {ms / reference:11.2f}x")
+    shown = [engine.position_id(b) for b in boards[:3]]
+    subprocess.run(
+        cube_command(args.network, shown[0], 1), cwd=ROOT, check=True, capture_output=True
+    )
+    print(f"cold `vrhcaby cube POSITION --cube-plies N`, median of {args.repeat} runs, seconds")
+    print(f"  {'position':16} {'0':>6} {'1':>6} {'2':>6}")
+    for position in shown:
+        cells = [
+            median_wall(cube_command(args.network, position, n), args.repeat) for n in range(3)
+        ]
+        print(f"  {position:16} " + " ".join(f"{c:6.2f}" for c in cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
