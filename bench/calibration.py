@@ -54,6 +54,19 @@ def print_tables(report: dict) -> None:
                 )
 
 
+def diagram(report: dict, title: str) -> str:
+    """The reliability diagram of the events drawn (`DRAWN`), all turns."""
+    series = {}
+    for event in DRAWN:
+        rows = report["all"][event]
+        series[event.replace("_", " ")] = (
+            [r["predicted"] for r in rows],
+            [r["realised"] for r in rows],
+            [r["se_games"] for r in rows],
+        )
+    return reliability_svg(series, title)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("agent", help="agent spec with pre-roll probabilities (td, gnubg)")
@@ -79,16 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         data = {"agent": args.agent, "games": args.games, "seed": args.seed, "seconds": seconds}
         write_atomic(args.json, json.dumps({**data, **report}, indent=1) + "\n")
     if args.svg:
-        series = {}
-        for event in DRAWN:
-            rows = report["all"][event]
-            series[event.replace("_", " ")] = (
-                [r["predicted"] for r in rows],
-                [r["realised"] for r in rows],
-                [r["se_games"] for r in rows],
-            )
         title = f"{args.agent}: {args.games:,} self-play games, deciles"
-        write_atomic(args.svg, reliability_svg(series, title))
+        write_atomic(args.svg, diagram(report, title))
     return 0
 
 

@@ -103,7 +103,7 @@ def test_the_reliability_diagram_is_svg_with_a_point_per_bin() -> None:
     svg = reliability_svg({"win": ([0.1, 0.5, 0.9], [0.12, 0.5, 0.85], [0.01] * 3)}, "t")
     root = ET.fromstring(svg)
     circles = root.findall("{http://www.w3.org/2000/svg}circle")
-    assert len(circles) == 3 + 1  # the points and the legend's
+    assert len(circles) == 2 * 3 + 1  # the points on both panels and the legend's
 
 
 def _bench():
@@ -124,7 +124,7 @@ def test_the_bench_prints_writes_and_draws(tmp_path: Path, capsys: pytest.Captur
     assert report["games"] == 4 and set(report) >= {"all", "contact", "race"}
     rows = report["all"]["win"]
     assert sum(r["count"] for r in rows) == report["turns"] and len(rows) == 10
-    assert len(ET.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}polyline")) == 3
+    assert len(ET.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}polyline")) == 2 * 3
     assert "win_gammon (all" in capsys.readouterr().out
 
 

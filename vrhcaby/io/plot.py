@@ -116,55 +116,85 @@ def points_svg(
 
 
 def reliability_svg(
-    series: dict[str, tuple[list[float], list[float], list[float]]], title: str
+    series: dict[str, tuple[list[float], list[float], list[float]]],
+    title: str,
+    band: float = 0.02,
 ) -> str:
     """A reliability diagram: for each named series (mean predicted probabilities, the
-    frequencies realised, their standard errors) points with ±2 standard error bars joined
-    by a line, over the diagonal a calibrated predictor would follow; both axes 0 to 1."""
-    size, left, top, bottom, legend = 420, 60, 40, 50, 170
+    frequencies realised, their standard errors) points joined by a line over the diagonal
+    a calibrated predictor would follow (left, both axes 0 to 1), and beside it the gaps
+    (realised minus predicted, in percentage points) with ±2 standard error bars, against
+    a grey band of ±`band` (right): gaps of a few points are invisible on the left."""
+    size, left, top, bottom, gap_left, legend = 400, 55, 40, 50, 60, 150
     plot = size - top - bottom
     colours = ("steelblue", "darkorange", "seagreen", "crimson", "purple")
+    gaps = [
+        100 * (r - p) + sign * 200 * e
+        for predicted, realised, se in series.values()
+        for p, r, e in zip(predicted, realised, se, strict=True)
+        for sign in (-1, 1)
+    ]
+    reach = float(np.ceil(max([100 * band * 1.5, *map(abs, gaps)])))
+    x2 = left + plot + gap_left
 
-    def x(v: float) -> float:
-        return left + v * plot
+    def x(v: float, at: float = left) -> float:
+        return at + v * plot
 
     def y(v: float) -> float:
         return top + (1 - v) * plot
 
-    width = left + plot + legend
+    def yg(points: float) -> float:
+        return top + plot / 2 - points / reach * plot / 2
+
+    width = x2 + plot + legend
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{size}" '
         'font-family="sans-serif" font-size="12">',
         f'<rect width="{width}" height="{size}" fill="white"/>',
-        f'<text x="{left + plot / 2}" y="20" text-anchor="middle" font-size="14">'
-        f"{escape(title)}</text>",
-        f'<rect x="{left}" y="{top}" width="{plot}" height="{plot}" fill="none" stroke="black"/>',
+        f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>',
+        f'<rect x="{x2}" y="{yg(100 * band):.1f}" width="{plot}" '
+        f'height="{yg(-100 * band) - yg(100 * band):.1f}" fill="#eee"/>',
+        f'<line x1="{x2}" y1="{yg(0)}" x2="{x2 + plot}" y2="{yg(0)}" stroke="grey" '
+        'stroke-dasharray="5,4"/>',
         f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="grey" '
         'stroke-dasharray="5,4"/>',
-        f'<text x="{left + plot / 2}" y="{size - 12}" text-anchor="middle">predicted</text>',
-        f'<text x="15" y="{top + plot / 2}" transform="rotate(-90 15 {top + plot / 2})" '
-        'text-anchor="middle">realised</text>',
     ]
+    for at, label in ((left, "realised"), (x2, "gap (points)")):
+        out.append(
+            f'<rect x="{at}" y="{top}" width="{plot}" height="{plot}" fill="none" stroke="black"/>'
+            f'<text x="{at + plot / 2}" y="{size - 12}" text-anchor="middle">predicted</text>'
+            f'<text x="{at - 40}" y="{top + plot / 2}" text-anchor="middle" '
+            f'transform="rotate(-90 {at - 40} {top + plot / 2})">{label}</text>'
+        )
     for k in range(6):
         v = k / 5
         out.append(
             f'<text x="{x(v)}" y="{y(0) + 16}" text-anchor="middle">{v:.1f}</text>'
+            f'<text x="{x(v, x2)}" y="{y(0) + 16}" text-anchor="middle">{v:.1f}</text>'
             f'<text x="{left - 5}" y="{y(v) + 4}" text-anchor="end">{v:.1f}</text>'
         )
+    for k in range(-2, 3):
+        g = reach * k / 2
+        out.append(f'<text x="{x2 - 5}" y="{yg(g) + 4}" text-anchor="end">{g:+g}</text>')
     for i, (name, (predicted, realised, se)) in enumerate(series.items()):
         colour = colours[i % len(colours)]
-        path = " ".join(f"{x(p):.1f},{y(r):.1f}" for p, r in zip(predicted, realised, strict=True))
-        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
-        for p, r, e in zip(predicted, realised, se, strict=True):
+        rows = list(zip(predicted, realised, se, strict=True))
+        for at, f in ((left, lambda p, r: y(r)), (x2, lambda p, r: yg(100 * (r - p)))):
+            path = " ".join(f"{x(p, at):.1f},{f(p, r):.1f}" for p, r, _ in rows)
             out.append(
-                f'<line x1="{x(p):.1f}" y1="{y(r - 2 * e):.1f}" x2="{x(p):.1f}" '
-                f'y2="{y(r + 2 * e):.1f}" stroke="{colour}"/>'
+                f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+            )
+        for p, r, e in rows:
+            out.append(
                 f'<circle cx="{x(p):.1f}" cy="{y(r):.1f}" r="3" fill="{colour}"/>'
+                f'<line x1="{x(p, x2):.1f}" y1="{yg(100 * (r - p - 2 * e)):.1f}" '
+                f'x2="{x(p, x2):.1f}" y2="{yg(100 * (r - p + 2 * e)):.1f}" stroke="{colour}"/>'
+                f'<circle cx="{x(p, x2):.1f}" cy="{yg(100 * (r - p)):.1f}" r="3" fill="{colour}"/>'
             )
         ly = top + 10 + 18 * i
         out.append(
-            f'<circle cx="{left + plot + 15}" cy="{ly}" r="4" fill="{colour}"/>'
-            f'<text x="{left + plot + 25}" y="{ly + 4}">{escape(name)}</text>'
+            f'<circle cx="{x2 + plot + 15}" cy="{ly}" r="4" fill="{colour}"/>'
+            f'<text x="{x2 + plot + 25}" y="{ly + 4}">{escape(name)}</text>'
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
