@@ -15,12 +15,13 @@ comes back (`MatchAnalysis`, `.to_json()`) is gnubg's statistics, decision by de
   error rate; every move is marked.
 * **Cube decisions.** Before each roll where the side on roll may double (not the
   opening roll), the judge's cube decision (no double, double/take, double/pass: ND, DT,
-  DP, cubeful, `vrhcaby.equity.decisions.cube_decision` from the judge's probabilities
-  before the roll): not doubling costs ``optimal - ND``; a double ``optimal - min(DT,
-  DP)``; a take ``DT - DP`` when passing was right, a pass ``DP - DT`` when taking was (all
-  from the doubler's view, as gnubg's ``updateStatcontext``). A decision is *close* when
-  doubling would cost less than 0.16 (gnubg's ``isCloseCubedecision``); every double,
-  take and pass is close. Beavers are not judged (nor are they by gnubg).
+  DP, cubeful; for `TDJudge` the project's cubeful n-ply cube search, `agents.cubeful`,
+  for `GnubgJudge` Janowski's formula on gnubg's probabilities): not doubling costs
+  ``optimal - ND``; a double ``optimal - min(DT, DP)``; a take ``DT - DP`` when passing
+  was right, a pass ``DP - DT`` when taking was (all from the doubler's view, as gnubg's
+  ``updateStatcontext``). A decision is *close* when doubling would cost less than 0.16
+  (gnubg's ``isCloseCubedecision``); every double, take and pass is close. Beavers are
+  not judged (nor are they by gnubg).
 * **Marks.** gnubg's default thresholds (``arSkillLevel``, in normalised equity): an error
   over 0.03 is *doubtful*, over 0.06 *bad* (an error), over 0.12 *very bad* (a blunder).
 * **Rates.** Per player: the checker error per unforced move, the cube error per close
@@ -30,7 +31,7 @@ comes back (`MatchAnalysis`, `.to_json()`) is gnubg's statistics, decision by de
   "Snowie error rate", the overall total per move of both players.
 
 The judge's evaluations are batched over the whole match: one search covers every
-checker decision, one call every cube decision.
+checker decision, one cube search every cube decision of one game context.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 import engine
-from agents import search
+from agents import cubeful, search
 from agents.td import Ranking, TDAgent
 from vrhcaby.equity import cube, decisions, met
 from vrhcaby.equity.context import GameContext
@@ -90,14 +91,14 @@ def mark(error: float) -> str:
 
 
 class Judge(Protocol):
-    """Probabilities a judge gives: afterstates (the mover in row 1, the opponent to roll)
-    at a ply, and positions before the roll (the side on roll in row 1) at its depth."""
+    """What a judge answers: the probabilities of afterstates (the mover in row 1, the
+    opponent to roll) at each stage of the checker search, and the cube decisions of
+    positions before the roll (the side on roll in row 1), each in its game context."""
 
     #: How the judge is named in reports ("td 2-ply", "gnubg 0-ply").
     name: str
-    #: The depth checker plays are judged at, and cube decisions.
+    #: The depth checker plays are judged at.
     plies: int
-    cube_plies: int
     #: Move filters: how many candidates of each stage of the search go on to the next
     #: (as many stages as the search has beyond 0-ply).
     filter: tuple[int, ...]
@@ -109,16 +110,22 @@ class Judge(Protocol):
         `depth` of the search (0: 0-ply)."""
         ...
 
-    def before_roll(self, boards: np.ndarray) -> np.ndarray:
-        """Five probabilities (B, 5) of each position (B, 2, 25) for the side on roll, before
-        its roll, at the judge's cube depth."""
+    def cube_decisions(
+        self, boards: np.ndarray, contexts: Sequence[GameContext], known: dict[bytes, np.ndarray]
+    ) -> list[cube.CubeDecision]:
+        """The cube decision of the side on roll of each board (B, 2, 25) in its context.
+        `known` holds the full-depth probabilities of the afterstates the checker search
+        judged (by `_key`), which a judge whose cube depth is its checker depth may use: a
+        position before the roll is the opponent's afterstate seen from the other side."""
         ...
 
 
 class TDJudge:
     """The project's own judge: a `TDAgent`'s network and n-ply search (`agents.search`,
-    pruned if the agent is), its move filters and cube efficiencies; cube decisions from
-    its probabilities before the roll at `cube_plies` (default: `plies`)."""
+    pruned if the agent is), its move filters and cube efficiencies. Cube decisions are
+    the project's cube analysis at `cube_plies` (default: `plies`), what ``vrhcaby cube
+    --cube-plies`` shows: GNU Backgammon's cubeful n-ply search (`agents.cubeful`, pruned
+    as the agent is), Janowski's formula on the 0-ply probabilities at 0 plies."""
 
     def __init__(self, agent: TDAgent, plies: int | None = None, cube_plies: int | None = None):
         self.agent = agent
@@ -126,22 +133,44 @@ class TDJudge:
         if self.plies not in (0, 1, 2):
             raise ValueError(f"td judges at 0, 1 or 2 plies, got {self.plies}")
         self.cube_plies = self.plies if cube_plies is None else cube_plies
+        if self.cube_plies not in (0, 1, 2):
+            raise ValueError(f"td judges cube decisions at 0, 1 or 2 plies, got {self.cube_plies}")
         self.filter = agent.filter[: self.plies]
         self.efficiency = agent.efficiency
-        self.name = f"{agent.name} {self.plies}-ply"
+        self.name = f"{agent.name} {self.plies}-ply (cube {self.cube_plies}-ply)"
 
     def afterstates(self, after: np.ndarray, depth: int) -> np.ndarray:
         return self.agent.probabilities(after, depth)
 
-    def before_roll(self, boards: np.ndarray) -> np.ndarray:
-        return self.agent.before_roll(boards, self.cube_plies)
+    def cube_decisions(
+        self, boards: np.ndarray, contexts: Sequence[GameContext], known: dict[bytes, np.ndarray]
+    ) -> list[cube.CubeDecision]:
+        out: list[cube.CubeDecision | None] = [None] * len(boards)
+        groups: dict[GameContext, list[int]] = {}
+        for i, c in enumerate(contexts):
+            groups.setdefault(c, []).append(i)
+        for context, rows in groups.items():  # one batched search per game context
+            v = cubeful.cubeful_values(
+                self.agent.evaluator,
+                np.asarray(boards)[rows],
+                context,
+                self.cube_plies,
+                params=self.efficiency,
+                prune=self.agent.prune,
+            )
+            for k, i in enumerate(rows):
+                nd, dt = float(v.nd[k]), float(v.dt[k])
+                out[i] = decisions.searched_decision(v.probabilities[k], nd, dt, context)
+        return [d for d in out if d is not None]
 
 
 class GnubgJudge:
     """GNU Backgammon's evaluations (``gnubg_nn``) at `plies` (0 to 4): its networks, its
     bear-off databases and its own n-ply look-ahead; the cube efficiencies of its eval.c.
     Candidates go from 0-ply straight to `plies` through one filter of 16, as gnubg's
-    default analysis filter does (16 within 0.32 of the best)."""
+    default analysis filter does (16 within 0.32 of the best). Cube decisions are
+    Janowski's formula on gnubg's probabilities before the roll at `plies` (at 0-ply
+    gnubg's own cube analysis; at more plies gnubg searches the cube cubefully)."""
 
     def __init__(self, plies: int = 0) -> None:
         from agents.gnubg import require_gnubg_nn
@@ -149,7 +178,7 @@ class GnubgJudge:
         if not 0 <= plies <= 4:
             raise ValueError(f"gnubg judges at 0 to 4 plies, got {plies}")
         self._nn = require_gnubg_nn("the gnubg judge")
-        self.plies = self.cube_plies = plies
+        self.plies = plies
         self.filter = (16,) if plies else ()
         self.efficiency = cube.GNUBG_EFFICIENCY
         self.name = f"gnubg {plies}-ply"
@@ -173,11 +202,18 @@ class GnubgJudge:
             out[i] = self._nn.probabilities(a[::-1].tolist(), n)
         return invert(out)
 
-    def before_roll(self, boards: np.ndarray) -> np.ndarray:
-        b = np.asarray(boards)
-        return np.array(
-            [self._nn.probabilities(x.tolist(), self.plies) for x in b], dtype=np.float64
-        )
+    def cube_decisions(
+        self, boards: np.ndarray, contexts: Sequence[GameContext], known: dict[bytes, np.ndarray]
+    ) -> list[cube.CubeDecision]:
+        out = []
+        for board, context in zip(np.asarray(boards), contexts, strict=True):
+            seen = known.get(_key(board[::-1]))
+            if seen is None:
+                p = np.asarray(self._nn.probabilities(board.tolist(), self.plies), dtype=np.float64)
+            else:
+                p = invert(seen)
+            out.append(decisions.cube_decision(p, board, context, params=self.efficiency))
+        return out
 
 
 # --- results -----------------------------------------------------------------------------
@@ -499,9 +535,7 @@ def _cube_decisions(
     match: MatMatch, judge: Judge, setting: _Setting, known: dict[bytes, np.ndarray]
 ) -> list[Decision]:
     """Every cube decision judged: before each roll where the side on roll may double,
-    each double and each answer. A position before the roll is the afterstate of the
-    opponent's play seen from the other side: when that play was judged at the cube's
-    depth its probabilities are `known`; the rest come from the judge in one call."""
+    each double and each answer, the judge's decisions asked for all of them at once."""
     asked: list[tuple[MatGame, MatTurn, GameContext, MatTurn | None]] = []
     for g in match.games:
         turns = g.turns
@@ -515,20 +549,11 @@ def _cube_decisions(
                     asked.append((g, t, context, None))
     if not asked:
         return []
-    reuse = judge.cube_plies == judge.plies
-    p = np.empty((len(asked), 5), dtype=np.float64)
-    todo = []
-    for i, (_, t, _, _) in enumerate(asked):
-        seen = known.get(_key(t.board[::-1])) if reuse else None
-        if seen is None:
-            todo.append(i)
-        else:
-            p[i] = invert(seen)
-    if todo:
-        p[todo] = judge.before_roll(np.stack([asked[i][1].board for i in todo]))
+    found = judge.cube_decisions(
+        np.stack([t.board for _, t, _, _ in asked]), [c for _, _, c, _ in asked], known
+    )
     out = []
-    for (g, t, context, answer), q in zip(asked, p, strict=True):
-        d = decisions.cube_decision(q, t.board, context, params=judge.efficiency)
+    for (g, t, context, answer), d in zip(asked, found, strict=True):
         double_best = "double" if d.double else "no double"
         position = _position(match, g, t, t.seat, t.board)
         if t.kind == "move":  # no double: counted when close (gnubg's isCloseCubedecision)

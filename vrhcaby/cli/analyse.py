@@ -43,11 +43,14 @@ def files_of(target: Path) -> list[Path]:
     return [target]
 
 
-def load_judge(spec: str, plies: int):
-    """The `vrhcaby.review` judge `--judge` names at `plies`."""
+def load_judge(spec: str, plies: int, cube_plies: int | None = None):
+    """The `vrhcaby.review` judge `--judge` names at `plies` (its cube decisions at
+    `cube_plies`, default `plies`)."""
     from vrhcaby import review
 
     if spec == "gnubg":
+        if cube_plies not in (None, plies):
+            raise UsageError("--cube-plies is for the td judge (gnubg's is --plies)")
         return review.GnubgJudge(plies)
     from agents import load_agent
     from agents.td import TDAgent
@@ -55,7 +58,7 @@ def load_judge(spec: str, plies: int):
     agent = load_agent(spec)
     if not isinstance(agent, TDAgent) or agent.acey_deucey:
         raise UsageError(f"--judge {spec!r}: a judge is td (a td[:PATH] spec) or gnubg")
-    return review.TDJudge(agent, plies)
+    return review.TDJudge(agent, plies, cube_plies)
 
 
 def _analyse_part(task: tuple[str, int, int]):
@@ -154,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     files = files_of(Path(args.file))
-    judge = load_judge(args.judge, args.plies)
+    judge = load_judge(args.judge, args.plies, args.cube_plies)
     setting = {"cube": args.cube, "jacoby": args.jacoby is not False}
     analyses = analyse_files(files, judge, args.jobs, setting)
     if args.json:
@@ -182,6 +185,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--plies", type=int, default=2, help="the judge's depth (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--cube-plies",
+        type=int,
+        help="the td judge's cube search depth (default: --plies)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
