@@ -9,6 +9,7 @@ options; the OpenAPI description is at `/openapi.json`, browsable at `/docs`):
   (`die1`, `die2`, `p0` .. `p25`: the side on roll's checkers positive, the opponent's
   negative, `p25` the side on roll's bar and `p0` the opponent's);
 - `GET /moves`: the legal plays; `GET /show`: the board as SVG (or `format=json`);
+- `POST /analyse`: a `.mat` file's text judged (`vrhcaby.review`), as `analyse --json`;
 - `POST /rollout` starts a rollout job (its id); `GET /rollout/{id}` its progress and,
   once finished, its result; `DELETE /rollout/{id}` cancels it;
 - `GET /health`; `GET /` the web board (`static/`).
