@@ -38,10 +38,14 @@ import engine
 from vrhcaby.base.files import write_npz
 from vrhcaby.equity.context import CubeOwner, GameContext
 from vrhcaby.play.judge import CLASSES
+from vrhcaby.play.match import MatchScore
 
 #: The cube states a decision is reported by: money with the cube centred, money with the
 #: cube owned by the side on roll, and match play (either).
 CUBE_STATES = ("centred", "owned", "match")
+
+#: The cube's owner as gnubg numbers the players, the side on roll being player 1.
+_OWNER: dict[CubeOwner, int] = {"centre": -1, "me": 1, "opponent": 0}
 
 #: What one judged decision holds: (ND, DT, DP) and gnubg's 2-ply cubeless probabilities.
 Judgement = tuple[float, float, float, np.ndarray]
@@ -118,15 +122,12 @@ class GnubgCubeJudge:
         """ND, DT, DP (per unit of the cube, the side on roll's view) and the 2-ply cubeless
         probabilities of the side on roll (row 1 of `board`) in `context`."""
         text = self.analysis(board, context)
-        values = {}
-        for key, pattern in _LINES.items():
-            found = pattern.search(text)
-            if found is None:
-                raise ValueError(f"gnubg gave no cube analysis:\n{text}")
-            values[key] = float(found.group(1))
+        found = {key: pattern.search(text) for key, pattern in _LINES.items()}
         p = _PROBABILITIES.search(text)
-        if p is None:
-            raise ValueError(f"gnubg gave no probabilities:\n{text}")
+        if p is None or None in found.values():
+            where = f"{engine.position_id(np.asarray(board, dtype=np.int8))}:{match_id(context)}"
+            raise ValueError(f"gnubg gave no cube analysis of {where}")
+        values = {key: float(m.group(1)) for key, m in found.items() if m is not None}
         win, wg, wbg, _lose, lg, lbg = (float(x) for x in p.groups())
         return values["nd"], values["dt"], values["dp"], np.array([win, wg, wbg, lg, lbg])
 
@@ -142,10 +143,9 @@ class GnubgCubeJudge:
 def match_id(context: GameContext) -> str:
     """GNU Backgammon's Match ID of the side on roll's `context` before its roll (the side
     on roll is player 1, the board's row 1)."""
-    owner = {"centre": -1, "me": 1, "opponent": 0}[context.cube_owner]
     state = engine.MatchState(
         cube_value=context.cube_value,
-        cube_owner=owner,
+        cube_owner=_OWNER[context.cube_owner],
         dice_owner=1,
         crawford=context.crawford,
         match_length=context.match_to,
@@ -259,11 +259,10 @@ class CubeSet:
             raise ValueError("every decision must be one in which the side on roll may double")
         judge = judge or GnubgCubeJudge()
         judged = [judge(b, c) for b, c in zip(boards, contexts, strict=True)]
-        owner = {"centre": -1, "me": 1, "opponent": 0}
         return cls(
             boards=boards,
             cube_value=np.array([c.cube_value for c in contexts], dtype=np.int64),
-            cube_owner=np.array([owner[c.cube_owner] for c in contexts], dtype=np.int64),
+            cube_owner=np.array([_OWNER[c.cube_owner] for c in contexts], dtype=np.int64),
             match_to=np.array([c.match_to for c in contexts], dtype=np.int64),
             score=np.array([c.score for c in contexts], dtype=np.int64).reshape(-1, 2),
             crawford=np.array([c.crawford for c in contexts], dtype=bool),
@@ -411,8 +410,6 @@ def recorded_decisions(pair) -> tuple[np.ndarray, list[GameContext]]:
     kept where the side on roll may double (`GameContext.may_double`). A turn that ended
     the game with a double passed counts too (it has no play of its own: its position is
     the one the opponent's last play left)."""
-    from vrhcaby.play.match import MatchScore
-
     boards: list[np.ndarray] = []
     contexts: list[GameContext] = []
     matches: dict[tuple[int, int], MatchScore] = {}
