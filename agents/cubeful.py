@@ -135,6 +135,13 @@ def cubeful_values(
     chance: list[tuple[np.ndarray, np.ndarray, int]] = []  # (live rows, inverse, distinct)
     for depth in range(plies):
         live = np.flatnonzero(~ended[-1])
+        if not len(live):  # every game of this level is over: nothing below it
+            empty = np.empty(0, dtype=np.int64)
+            chance.append((live, empty, 0))
+            nodes.append(np.empty((0, 2, 25), dtype=np.int8))
+            ended.append(np.empty(0, dtype=bool))
+            known.append(np.empty((0, 5)))
+            continue
         mover = context if depth % 2 == 0 else context.flip()
         table = search.every_roll(
             evaluator, nodes[-1][live], prune, rank=_move_ranking(mover, params, x)
@@ -153,7 +160,7 @@ def cubeful_values(
         level_p = np.asarray(known[depth], dtype=np.float64).copy()
         level_nd = np.empty((len(level_p), len(states[depth])))
         leaf = np.ones(len(level_p), dtype=bool) if depth == plies else ended[depth]
-        if depth < plies:
+        if depth < plies and chance[depth][2]:
             live, inverse, distinct = chance[depth]
             children = _values([s.flip() for s in states[depth]], states[depth + 1], no_double)
             mean = search.mean_over_rolls(children.reshape(distinct, 21, -1))

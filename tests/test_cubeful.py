@@ -351,3 +351,16 @@ def test_cube_command_takes_cube_plies(boards: list[np.ndarray], capsys, monkeyp
     assert stopped.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--cube-plies" in err[0] and "invalid choice: 3" in err[0]
+
+
+def test_a_tree_whose_games_all_end() -> None:
+    """Each side has one checker left on its 1-point: the side on roll wins a single game
+    with any roll, so no double is worth the cube and double/take twice that, at any depth
+    (the levels below the first hold finished games only)."""
+    board = np.zeros((2, 25), dtype=np.int8)
+    board[0, 0] = board[1, 0] = 1
+    for plies in (0, 1, 2):
+        for ctx in (GameContext(), GameContext(cube_value=2, cube_owner="me")):
+            v = cubeful.cubeful_values(GnubgEvaluator(), board[None], ctx, plies, params=PYPI)
+            assert (v.nd[0], v.dt[0]) == pytest.approx((ctx.cube_value, 2 * ctx.cube_value))
+            assert v.probabilities[0] == pytest.approx([1, 0, 0, 0, 0])
