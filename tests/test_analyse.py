@@ -436,3 +436,27 @@ def test_a_folder_in_json_and_its_games_over_two_processes(files, tmp_path, caps
     )
     text = capsys.readouterr().out
     assert "alice" in text and "bob" in text and "Worst decisions (mEMG)" in text
+
+
+def test_without_the_cube_plays_are_judged_by_cubeless_equity(files):
+    """`cube=False` (`--no-cube`): no cube decisions, and each checker error is the hint's
+    cubeless equity of its best candidate minus that of the play made."""
+    agent = load_agent("td")
+    path, _ = files["money"]
+    match = read_mat(path)
+    result = review.analyse_match(match, review.TDJudge(agent, 0), cube=False)
+    assert all(d.kind == "checker" for d in result.decisions)
+    by_line = {(d.line, d.player): d for d in result.decisions}
+    checked = 0
+    for game in match.games:
+        for t in game.turns:
+            if t.kind == "move" and t.legal > 1:
+                context = _context(match, game, t)
+                plays = analysis.candidate_plays(
+                    agent, t.board, t.dice, context, plies=0, cubeful=False
+                )
+                made = next(c for c in plays if np.array_equal(c.play.position.board, t.after))
+                error = plays[0].equity - made.equity
+                assert by_line[(t.line, t.seat)].error == pytest.approx(error, abs=1e-6)
+                checked += 1
+    assert checked == sum(p.unforced for p in result.players) > 50
