@@ -460,3 +460,19 @@ def test_without_the_cube_plays_are_judged_by_cubeless_equity(files):
                 assert by_line[(t.line, t.seat)].error == pytest.approx(error, abs=1e-6)
                 checked += 1
     assert checked == sum(p.unforced for p in result.players) > 50
+
+
+def test_the_td_agent_judged_by_itself_makes_no_error(tmp_path):
+    """Games the td agent played at 0-ply with the cube, judged by the same network at
+    0-ply: each of its plays and cube decisions is the judge's best (an error of 0, up to
+    float32 rounding); its opponent's are not."""
+    td = load_agent("td")
+    pair = play_pair(td, load_agent("pubeval"), games=2, seed=3, settings=PairSettings(record=True))
+    recs = _records(pair, 3)
+    matchfile.export_mat(recs, tmp_path / "td.mat")
+    result = review.analyse_match(
+        read_mat(tmp_path / "td.mat"), review.TDJudge(td, 0), jacoby=False
+    )
+    mine, theirs = result.players
+    assert mine.unforced > 20 and mine.cube_decisions > 10
+    assert mine.error < 1e-4 and theirs.error > 0.1
