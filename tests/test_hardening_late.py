@@ -12,13 +12,20 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from agents import load_agent
 from vrhcaby.base.files import check_output_dir, check_output_file
 from vrhcaby.cli import main as cli
+from vrhcaby.play import pool
+from vrhcaby.play import tournament as pairs
+from vrhcaby.play.pool import growing_chunks
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "tests" / "configs" / "smoke.toml")
@@ -192,3 +199,107 @@ def test_tournament_out_never_overwrites_an_earlier_run_silently(tmp_path):
     assert not (out / "pair7.mat").exists()  # nothing of the earlier run stays
     seeds = {json.loads(line)["seed"] for line in (out / "games.jsonl").read_text().splitlines()}
     assert seeds == {2}
+
+
+# --- stops: what was finished is kept, and progress moves at once ----------------------
+
+
+def test_the_units_of_work_grow_from_one_and_cover_everything_once():
+    """Small first units (progress, and something to keep at an early stop), then the
+    full size; every item in exactly one unit, in order."""
+    for total, size in ((1296, 216), (500, 64), (5, 216), (1, 1), (1000, 3), (0, 8)):
+        units = growing_chunks(total, size)
+        assert [i for u in units for i in u] == list(range(total))
+        planned = [min(2**k, size) for k in range(len(units))]  # doubling, then the size
+        assert [len(u) for u in units[:-1]] == planned[:-1]
+        assert all(0 < len(u) <= p for u, p in zip(units[-1:], planned[-1:], strict=True))
+
+
+def _until_cut_short(task: int) -> tuple[str, int]:
+    """A task that works until its pool asks for what it finished."""
+    deadline = time.monotonic() + 30
+    while not pool.stop_requested() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return ("cut short" if pool.stop_requested() else "ran out", task)
+
+
+def test_a_pool_interrupted_gets_the_finished_part_of_the_tasks_in_flight(monkeypatch):
+    monkeypatch.setattr(pool, "start_method", lambda: "fork")
+    got = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    try:
+        with pool.WorkerPool(2, _until_cut_short) as workers:
+            signal.setitimer(signal.ITIMER_REAL, 1.0)
+            with pytest.raises(KeyboardInterrupt):
+                got += list(workers.imap_unordered([10, 20, 30]))
+            start = time.monotonic()
+            got += list(workers.cut_short())
+            assert time.monotonic() - start < 5
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert sorted(got) == [("cut short", 10), ("cut short", 20)]
+
+
+def test_a_chunk_cut_short_returns_its_finished_games_as_they_were(monkeypatch):
+    """`play_chunk` asked to stop part way returns the games it finished, each exactly as
+    the uninterrupted chunk plays it (the reference: the same chunk played whole)."""
+    agents = (load_agent("pubeval"), load_agent("heuristic"))
+    settings = pairs.PairSettings(record=True)
+    whole = pairs.play_chunk(agents, range(0, 16), 5, settings)
+    turns = iter(range(10**6))
+    monkeypatch.setattr(pairs, "stop_requested", lambda: next(turns) >= 40)
+    cut = pairs.play_chunk(agents, range(0, 16), 5, settings)
+    assert 0 < len(cut) < len(whole)
+    by_game = {(g.sample, g.copy): g for g in whole}
+    for g in cut:
+        ref = by_game[(g.sample, g.copy)]
+        assert (g.winner, g.points, g.value) == (ref.winner, ref.points, ref.value)
+        assert g.record == ref.record
+
+
+def background(argv: list[str]) -> subprocess.Popen:
+    """`vrhcaby ARGV` as a shell's background job (SIGINT ignored until it takes it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "vrhcaby.cli.main", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+
+
+@pytest.mark.slow
+def test_a_rollout_stopped_early_keeps_its_first_trials_and_prints_json():
+    """The default network's rollout (about a second a trial on a busy machine; its first
+    unit of 216 trials took a minute, so a Ctrl-C then kept nothing and --json printed
+    nothing): stopped a few seconds in, it keeps what it finished, in valid JSON."""
+    proc = background(["rollout", "4HPwATDgc/ABMA", "--trials", "1296", "--jobs", "1", "--json"])
+    time.sleep(8)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    result = json.loads(stdout)
+    done = result["rollout"]["trials"]
+    assert result["rollout"]["interrupted"] and 1 <= done < 1296
+    assert f"over the {done} trial" in stderr
+
+
+@pytest.mark.slow
+def test_a_slow_tournament_stopped_early_keeps_games(tmp_path):
+    """A 1-ply tournament on two processes (its first chunk of 128 games took two
+    minutes, so a stop after 10 s kept none): stopped after 12 s, it keeps games, whole
+    mirrored pairs, written to --out."""
+    out = tmp_path / "out"
+    argv = ["tournament", "td?plies=1", "pubeval", "--games", "1000", "--jobs", "2"]
+    proc = background([*argv, "--json", "--no-progress", "--out", str(out)])
+    time.sleep(12)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    (pair,) = json.loads(stdout)["pairs"]
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert pair["interrupted"] and pair["games"] == len(games) > 0
+    pairs = sorted((g["sample"], g["copy"]) for g in games)
+    assert pairs == sorted({(s, c) for s, _ in pairs for c in (0, 1)})

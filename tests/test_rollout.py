@@ -23,6 +23,7 @@ from vrhcaby.equity.outcomes import invert
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.lawful import obey_rules
 from vrhcaby.nn.net import Evaluator, NetConfig
+from vrhcaby.play.pool import growing_chunks
 from vrhcaby.play.rollout import (
     CubeSetting,
     Settings,
@@ -364,7 +365,21 @@ def test_ctrl_c_keeps_the_finished_chunks():
     r = rollout_position(
         contact_position(), TDAgent(RaceEvaluator()), settings=settings, progress=interrupt
     )
-    assert r.interrupted and r.trials == 40 and calls == [20, 40]
+    assert r.interrupted and r.trials == calls[-1] and 0 < calls[0] < calls[1] < 100
+    # What was kept is the start of the uninterrupted rollout: the same trials, dice, values.
+    whole = rollout_position(contact_position(), TDAgent(RaceEvaluator()), settings=settings)
+    assert not whole.interrupted and whole.trials == 100
+    np.testing.assert_array_equal(r.raw, whole.raw[: r.trials])
+    np.testing.assert_array_equal(r.luck, whole.luck[: r.trials])
+
+
+def test_the_first_units_of_a_rollout_are_small_and_cover_every_trial_once():
+    """Progress and an early Ctrl-C need small first units; every trial is in one unit,
+    in order, and no unit exceeds the chunk."""
+    for trials, chunk in ((1296, 216), (100, 20), (5, 216), (1, 1), (1000, 3)):
+        units = growing_chunks(trials, chunk)
+        assert [t for u in units for t in u] == list(range(trials))
+        assert len(units[0]) == 1 and max(len(u) for u in units) <= chunk
 
 
 def test_truncation_without_a_network_is_an_error():

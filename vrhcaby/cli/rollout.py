@@ -241,8 +241,9 @@ def _rollout(args: argparse.Namespace, stop: StopSignals) -> None:
             bar.close()
     if run.interrupted:
         stop.received = stop.received or signal.SIGINT
-        print(f"interrupted: the estimate over the {run.done} trials finished", file=sys.stderr)
-        if run.done == 0:
+        trials = f"{run.done} trial" + ("" if run.done == 1 else "s")
+        print(f"interrupted: the estimate over the {trials} finished", file=sys.stderr)
+        if run.done == 0 and not args.json:  # the JSON says so: trials 0, interrupted
             return
     if args.json:
         print(json.dumps(run.to_json(), indent=2))

@@ -26,9 +26,12 @@ waits for every running task (a rollout's or a tournament's chunk) to finish, wh
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
@@ -49,6 +52,23 @@ FORK_UNSAFE = ("grpc", "ray")
 _PRELOAD = ["agents", "agents.td", "vrhcaby.play.rollout", "vrhcaby.play.tournament"]
 
 _END = object()  # no more tasks (None may be a task)
+
+#: The signal by which a pool asks its busy workers for the finished part of their tasks.
+CUT_SHORT = signal.SIGUSR1
+
+_cut_short = False  # set in a worker by `CUT_SHORT`, cleared when its next task starts
+
+
+def stop_requested() -> bool:
+    """Whether this worker's pool asked it to cut its task short (`WorkerPool.cut_short`):
+    a task that can stop part way (a tournament's chunk) then returns what it finished.
+    Always False outside a worker."""
+    return _cut_short
+
+
+def _on_cut_short(_signum: int, _frame: object) -> None:
+    global _cut_short
+    _cut_short = True
 
 
 def chunks(total: int, size: int) -> Iterator[range]:
@@ -71,6 +91,21 @@ def caused_by_interrupt(exc: BaseException) -> bool:
     return False
 
 
+def growing_chunks(total: int, size: int) -> list[range]:
+    """`range(total)` cut into consecutive ranges of 1, 2, 4, ... doubling while below
+    `size`, then `size` each: the units of work of rollouts and tournaments. Work in
+    lockstep ends together, so a first unit of full size shows no progress and keeps
+    nothing at a Ctrl-C for as long as it takes (minutes for a 1-ply tournament's 128
+    games, or a rollout's 216 trials); the small first ones end within seconds, and the
+    later ones keep the batches large."""
+    out: list[range] = []
+    lo, step = 0, 1
+    while lo < total:
+        out.append(range(lo, min(lo + min(step, size), total)))
+        lo, step = out[-1].stop, 2 * step
+    return out
+
+
 class WorkerDied(ChildProcessError):
     """A worker process ended while the pool was open."""
 
@@ -90,9 +125,12 @@ def _how_it_ended(exitcode: int) -> str:
 def _serve(conn: Connection, fn: Callable[[Any], Any], shared: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not a handler forked from the parent
+    signal.signal(CUT_SHORT, _on_cut_short)
     SHARED.update(shared)
+    global _cut_short
     while True:
         task = conn.recv()
+        _cut_short = False
         try:
             out = (True, fn(task))
         except Exception as exc:
@@ -117,6 +155,8 @@ class WorkerPool:
         else:
             ctx = multiprocessing.get_context("fork")
         self._workers: list[tuple[Any, Connection]] = []
+        #: The workers holding a task, by their end of the pipe.
+        self._busy: dict[Connection, Any] = {}
         try:
             for _ in range(processes):
                 here, there = ctx.Pipe()
@@ -148,7 +188,7 @@ class WorkerPool:
         `fn` is raised here; a worker that ends while the pool is open (workers only end
         when it closes) raises `WorkerDied`."""
         todo = iter(tasks)
-        busy: dict[Connection, Any] = {}
+        busy = self._busy
 
         def died(proc: Any) -> WorkerDied:
             proc.join()
@@ -182,3 +222,23 @@ class WorkerPool:
                     raise value
                 hand_out(proc, ready)
                 yield value
+
+    def cut_short(self, timeout: float = 10.0) -> Iterator[Any]:
+        """After an interrupt of `imap_unordered`: ask every busy worker to cut its task
+        short (`CUT_SHORT`, see `stop_requested`) and yield what each returns within
+        `timeout` seconds; a worker that fails, dies or is late is left to `close`."""
+        busy, self._busy = self._busy, {}
+        for proc in busy.values():
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, CUT_SHORT)
+        deadline = time.monotonic() + timeout
+        while busy and (left := deadline - time.monotonic()) > 0:
+            for ready in wait(list(busy), left):
+                assert isinstance(ready, Connection)
+                del busy[ready]
+                try:
+                    ok, value = ready.recv()
+                except Exception:  # a reply cut by the interrupt, or a dead worker
+                    continue
+                if ok:
+                    yield value

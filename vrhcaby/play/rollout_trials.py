@@ -22,7 +22,7 @@ from agents.search import game_value
 from vrhcaby.equity.context import CubeOwner
 from vrhcaby.equity.met import KAZAROSS_XG2, mwc_to_emg
 from vrhcaby.equity.outcomes import invert, outcome
-from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt, chunks
+from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt, growing_chunks
 from vrhcaby.play.rollout_cube import CubeSetting, mover_decision
 from vrhcaby.play.rollout_results import EQUITY, RolloutResult
 from vrhcaby.play.rollout_variance import OPENING, SWAP, Dice, reuses_luck, roll_luck
@@ -46,7 +46,8 @@ class Settings:
     luck: bool = True
     #: Dice seed (0 or more).
     seed: int = 0
-    #: Trials per unit of work: a process's task, a progress step, what Ctrl-C keeps.
+    #: Trials per unit of work: a process's task, a progress step, what Ctrl-C keeps (the
+    #: first units are smaller, `vrhcaby.play.pool.growing_chunks`).
     chunk: int = 216
 
     def check(self) -> None:
@@ -422,20 +423,21 @@ def run_trials(
         if progress is not None:
             progress(results(False))
 
+    units = growing_chunks(s.trials, s.chunk)
+
     try:
         if backend == "ray":
             from vrhcaby.play.ray import connect, run_ray
 
             connect(address)
-            if run_ray(job, list(chunks(s.trials, s.chunk)), workers=jobs, on_result=keep):
+            if run_ray(job, units, workers=jobs, on_result=keep):
                 return results(True)
-        elif jobs <= 1 or s.trials <= s.chunk:
-            for trials in chunks(s.trials, s.chunk):
+        elif jobs <= 1 or len(units) == 1:
+            for trials in units:
                 keep(trials, job.run(trials))
         else:
-            processes = min(jobs, -(-s.trials // s.chunk))
-            with WorkerPool(processes, _worker_chunk, job=job) as pool:
-                for trials, part in pool.imap_unordered(chunks(s.trials, s.chunk)):
+            with WorkerPool(min(jobs, len(units)), _worker_chunk, job=job) as pool:
+                for trials, part in pool.imap_unordered(units):
                     keep(trials, part)
     except KeyboardInterrupt:
         return results(True)

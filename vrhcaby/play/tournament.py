@@ -11,8 +11,11 @@ plays by cubeful equity. In money play with the cube and `PairSettings.beavers`,
 agent that knows beavers (`beaver_decision`: td, gnubg) may beaver, as GNU Backgammon
 plays by default; a game record writes it as a "beaver" action with the new cube.
 
-Chunks of games have fixed sizes and seeds derived from `seed`, so results do not depend
-on the number of processes.
+Chunks of games have fixed sizes (1, 2, 4, ... samples, then `CHUNK`:
+`vrhcaby.play.pool.growing_chunks`, so that a stop soon after the start keeps games) and
+seeds derived from `seed`, so results do not depend on the number of processes. A Ctrl-C
+keeps every game finished, those of the chunks in flight in worker processes too
+(`WorkerPool.cut_short`).
 
 Acey-deucey games are played the same way on (2, 26) boards (column 25 the waiting
 checkers): each agent plays whole turns (`choose_turns_ad`), a turn that earns another
@@ -31,7 +34,13 @@ import numpy as np
 import engine
 from agents.base import GameContext, play_reaching, play_reaching_ad
 from vrhcaby.play.match import MatchScore
-from vrhcaby.play.pool import SHARED, WorkerPool, caused_by_interrupt, chunks
+from vrhcaby.play.pool import (
+    SHARED,
+    WorkerPool,
+    caused_by_interrupt,
+    growing_chunks,
+    stop_requested,
+)
 from vrhcaby.play.stats import mean_ci95, nan_to_none, wilson_ci95
 
 #: Samples (mirrored pairs) per chunk: a unit of work for a process, and of seeding.
@@ -359,7 +368,7 @@ def play_chunk(
     cube_play = any(a.cube_aware for a in agents)  # the others never double nor resign
     for _ in range(MAX_TURNS * 4):
         idx = np.flatnonzero(games.active)
-        if not len(idx):
+        if not len(idx) or stop_requested():  # the pool wants the games finished so far
             return games.results
         if cube_play:
             idx = _cube_phase(games, idx, games.finish)
@@ -574,7 +583,7 @@ def run_pair(
         if on_result:
             on_result(r)
 
-    parts = list(chunks(samples, CHUNK))
+    parts = growing_chunks(samples, CHUNK)
     if backend == "ray":
         from vrhcaby.play.ray import run_ray
 
@@ -594,9 +603,16 @@ def run_pair(
             processes = min(jobs, len(parts))
             shared = {"agents": agents, "seed": seed, "settings": settings}
             with WorkerPool(processes, _worker_chunk, **shared) as pool:
-                for chunk_results in pool.imap_unordered(parts):
-                    for r in chunk_results:
-                        keep(r)
+                try:
+                    for chunk_results in pool.imap_unordered(parts):
+                        for r in chunk_results:
+                            keep(r)
+                except BaseException as exc:  # Ctrl-C: the chunks in flight's finished games
+                    if caused_by_interrupt(exc):
+                        for chunk_results in pool.cut_short():
+                            for r in chunk_results:
+                                keep(r)
+                    raise
     except KeyboardInterrupt:
         return results, True
     except SystemError as exc:  # an interrupt inside numba's unpickling (pool.caused_by_interrupt)
