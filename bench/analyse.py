@@ -41,7 +41,7 @@ def session(path: Path, games: int, seed: int) -> None:
         settings=PairSettings(record=True),
     )  # fmt: skip
     records = [
-        dict(g.record, a=pair.a, b=pair.b, a_seat=g.a_seat)
+        dict(g.record or {}, a=pair.a, b=pair.b, a_seat=g.a_seat)
         for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
     ]
     matchfile.export_mat(records, path)
@@ -79,7 +79,9 @@ def main() -> None:
         match = read_mat(mat)
         moves = sum(t.kind == "move" for g in match.games for t in g.turns)
         print(f"{len(match.games)}-game money session, {moves} moves ({env_note})")
-        print(f"{'what':<34} {'plies':>5} {'wall s':>8} {'CPU s':>8} {'CPU / gnubg':>12}")
+        print(
+            f"{'what':<34} {'plies':>5} {'wall s':>8} {'CPU s':>8} {'CPU / gnubg':>12}", flush=True
+        )
         vrhcaby = [sys.executable, "-m", "vrhcaby.cli", "analyse", str(mat), "--jobs", "1"]
         for plies in args.plies:
             runs: dict[str, list[tuple[float, float]]] = {}
@@ -103,14 +105,14 @@ def main() -> None:
                     [*vrhcaby, "--plies", str(plies), "--judge", "gnubg"],
                     None,
                 )
-            for _ in range(args.repeats):
-                for name, (command, stdin) in commands.items():
-                    runs.setdefault(name, []).append(timed(command, stdin))
-            base = statistics.median(c for _, c in runs["gnubg -t: analyse match"])
-            for name, got in runs.items():
-                wall = statistics.median(w for w, _ in got)
-                cpu = statistics.median(c for _, c in got)
-                print(f"{name:<34} {plies:>5} {wall:>8.1f} {cpu:>8.1f} {cpu / base:>11.2f}x")
+            base = 0.0
+            for name, (command, stdin) in commands.items():  # gnubg's first: the base
+                runs[name] = [timed(command, stdin) for _ in range(args.repeats)]
+                wall = statistics.median(w for w, _ in runs[name])
+                cpu = statistics.median(c for _, c in runs[name])
+                base = base or cpu
+                line = f"{name:<34} {plies:>5} {wall:>8.1f} {cpu:>8.1f} {cpu / base:>11.2f}x"
+                print(line, flush=True)
 
 
 if __name__ == "__main__":

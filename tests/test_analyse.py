@@ -108,7 +108,7 @@ def _recorded(recs: list[dict]) -> list[list[tuple]]:
     games = []
     for r in recs:
         column = {r["a_seat"]: 0, 1 - r["a_seat"]: 1}
-        turns = []
+        turns: list[tuple] = []
         for t in r["turns"]:
             action = t.get("action")
             if action is None:
@@ -124,9 +124,10 @@ def _recorded(recs: list[dict]) -> list[list[tuple]]:
 def _replayed(path: Path) -> list[list[tuple]]:
     games = []
     for g in read_mat(path).games:
-        turns = []
+        turns: list[tuple] = []
         for t in g.turns:
             if t.kind == "move":
+                assert t.dice is not None
                 turns.append(("move", t.seat, tuple(sorted(t.dice)), engine.position_id(t.board)))
             else:
                 turns.append((t.kind, t.seat))
@@ -165,7 +166,7 @@ def _lines(path: Path) -> list[str]:
 def _bad_files(folder: Path, good: Path) -> dict[str, tuple[Path, int | None, str]]:
     """Spoilt files: (path, the line the message must name, what it must say)."""
     lines = _lines(good)
-    out = {}
+    out: dict[str, tuple[Path, int | None, str]] = {}
     cut = folder / "truncated.mat"
     cut.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
     out["truncated"] = (cut, len(lines) // 2, "truncated")
