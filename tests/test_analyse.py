@@ -477,3 +477,16 @@ def test_the_td_agent_judged_by_itself_makes_no_error(tmp_path):
     mine, theirs = result.players
     assert mine.unforced > 20 and mine.cube_decisions > 10
     assert mine.error < 1e-4 and theirs.error > 0.1
+
+
+def test_a_double_in_the_crawford_game_is_refused(files, tmp_path):
+    lines = _lines(files["crawford"][0])
+    game = lines.index(" Game 6")
+    first = next(k for k in range(game, len(lines)) if re.match(r"\s*1\)", lines[k]))
+    spoilt = tmp_path / "crawford-double.mat"
+    double = "  2)  Doubles => 2                     Takes"
+    spoilt.write_text("\n".join([*lines[: first + 1], double, *lines[first + 1 :]]) + "\n")
+    with pytest.raises(
+        MatError, match=rf"^{re.escape(str(spoilt))}:{first + 2}: a double in the Crawford game"
+    ):
+        read_mat(spoilt)

@@ -273,8 +273,8 @@ class _MatReader:
                 f"score {stated[0]}-{stated[1]} does not follow from the games before "
                 f"({score.score[0]}-{score.score[1]})",
             )
-        game = _GameReplay(self, pline)
         crawford = score.crawford
+        game = _GameReplay(self, pline, crawford)
         nxt = self.next_line()
         while nxt is not None and not _GAME.fullmatch(nxt[1]):
             game.line(*nxt)
@@ -289,9 +289,9 @@ class _MatReader:
 class _GameReplay:
     """One game's actions replayed on the board, checked as they come."""
 
-    def __init__(self, reader: _MatReader, line: int) -> None:
+    def __init__(self, reader: _MatReader, line: int, crawford: bool) -> None:
         self.reader = reader
-        self.start = line
+        self.crawford = crawford
         self.last = line
         self.board = engine.Position.start().board.copy()  # seat 0 in row 1
         self.cube, self.owner = 1, -1
@@ -354,6 +354,8 @@ class _GameReplay:
         elif a["double"]:
             if self.on_roll is None or self.owner not in (-1, seat):
                 raise fail(number, f"the {name} player doubles without access to the cube")
+            if self.crawford:
+                raise fail(number, "a double in the Crawford game")
             if int(a["double"]) != 2 * self.cube:
                 raise fail(number, f"doubles to {a['double']}, but the cube is at {self.cube}")
             self.turns.append(replace(state, kind="double"))
