@@ -6,8 +6,9 @@ decisions, each judged once by GNU Backgammon 2-ply and kept on disk, judged in 
 
 The set (`data/judge/gnubg-cube-2ply.npz`, made by `--build`) holds decisions before the
 roll, in which the side on roll may double, from games with the cube of GNU Backgammon
-0-ply against itself and of the shipped `td` against itself (mirrored dice, `--seed`):
-money games (the cube centred, or owned by the side on roll) and 5- and 7-point matches
+0-ply against itself and of `td:td-contact-gen3` (the default `td` when the set was made)
+against itself (mirrored dice, `--seed`): money games (the cube centred, or owned by the
+side on roll) and 5- and 7-point matches
 (any score where a double is legal, post-Crawford included). Of each kind and source a
 quarter is drawn at random and three quarters from the close decisions, those where gnubg
 0-ply's no double and double are within `CLOSE` of each other, or its take and pass (a
@@ -55,8 +56,9 @@ from vrhcaby.play.judge import CLASSES  # noqa: E402
 from vrhcaby.play.tournament import PairSettings, play_pair  # noqa: E402
 
 DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
-#: Where the decisions come from: (source, agent spec playing itself).
-SOURCES = (("gnubg", "gnubg?plies=0"), ("td", "td"))
+#: Where the decisions come from: (source, agent spec playing itself); the td network
+#: named, not the default, so that a rebuild makes the same set.
+SOURCES = (("gnubg", "gnubg?plies=0"), ("td", "td:td-contact-gen3"))
 #: Games of each kind per source: (kind, match length, games or matches).
 GAMES = (("money", 0, 600), ("match5", 5, 60), ("match7", 7, 40))
 #: Decisions of each cube state per source.
@@ -205,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("agents", nargs="*", help="agent specs; paired differences to the first")
     parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="the judged set (.npz)")
-    parser.add_argument("--build", action="store_true", help="play the games and judge the set")
+    parser.add_argument(
+        "--build", action="store_true", help="play the games and judge the set (about 6 min)"
+    )
     parser.add_argument("--seed", type=int, default=2029)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)

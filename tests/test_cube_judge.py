@@ -136,6 +136,12 @@ def shipped() -> CubeSet:
     return CubeSet.load(SHIPPED)
 
 
+def test_a_file_that_is_not_a_cube_set_is_refused_by_name() -> None:
+    other = ROOT / "data" / "judge" / "gnubg-2ply.npz"  # the checker-play set
+    with pytest.raises(ValueError, match=r"gnubg-2ply\.npz: not a judged cube set"):
+        CubeSet.load(other)
+
+
 class _AlwaysDoubles(CubelessAgent):
     name = "always"
 
