@@ -106,9 +106,10 @@ def calibration_table(
 
 def selfplay_predictions(agent: Any, games: int, seed: int, batch: int = 2000) -> Predictions:
     """`games` cubeless money games of `agent` against itself, `batch` at a time in
-    lockstep (`choose_boards`), each game with its own dice (`seed`); the side on roll's
-    probabilities before every turn but the first (`before_roll`, batched when the agent
-    takes a batch) and what the game then gave it."""
+    lockstep (`choose_boards`), the dice drawn from one generator seeded by `seed` (no
+    mirrored copies: with the same agent on both sides a copy would replay the game); the
+    side on roll's probabilities before every turn but the first (`before_roll`, batched
+    when the agent takes a batch) and what the game then gave it."""
     if getattr(agent, "before_roll", None) is None:
         raise ValueError(f"{agent.name} has no pre-roll probabilities (before_roll)")
     rng = np.random.default_rng(seed)
