@@ -49,8 +49,10 @@ def _listen(host: str, port: int) -> socket.socket:
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: a port is 0 to 65535")
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        family, kind, proto, *_ = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        # The protocol named (TCP), not 0: asyncio sets TCP_NODELAY only on sockets that
+        # say TCP, and without it every answer waits 40 ms for a delayed ACK.
+        sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
     except OSError as exc:

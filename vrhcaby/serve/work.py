@@ -247,7 +247,7 @@ class Service:
             raise ValueError(
                 f"trials {args.trials}: at most {self.limits.rollout_trials} per job here"
             )
-        answers.rollout_inputs(args, load=lambda spec: load_agent(served_spec(spec)))
+        answers.rollout_inputs(args, load=self._rollout_agent)  # this thread's agents
         with self._lock:
             live = sum(j.state in ("queued", "running") for j in self._jobs.values())
             if live >= self.limits.rollout_jobs:
