@@ -327,6 +327,8 @@ class MatchState:
             if self.beavers:
                 rules.append("beavers allowed")
             game = f"money game ({', '.join(rules)})"
+            if x or o:  # GNU Backgammon writes a money session's score into its Match IDs
+                game += f", session score X {x}, O {o}"
         if self.crawford:
             cube = "no cube in the Crawford game"
         elif self.cube_owner < 0:

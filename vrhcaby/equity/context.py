@@ -249,7 +249,7 @@ def context_for(
         )
     if state.cube_value > max_cube:
         raise ValueError(
-            f"the cube {state.cube_value} is above the cube limit {max_cube} (--max-cube)"
+            f"the cube {state.cube_value} is above the cube limit {max_cube}"
         )
     ctx = GameContext.of_side(
         state.dice_owner,

@@ -112,8 +112,6 @@ def read_context(
     args: argparse.Namespace, board: np.ndarray, state, rules: MoneyRules
 ) -> GameContext:
     """The cube and match context of the side on roll from the options."""
-    if args.max_cube < 1 or args.max_cube & (args.max_cube - 1):
-        raise ValueError(f"--max-cube must be a power of two, got {args.max_cube}")
     if args.cube_efficiency is not None and not 0.0 <= args.cube_efficiency <= 1.0:
         raise ValueError(f"--cube-efficiency must be in [0, 1], got {args.cube_efficiency}")
     score = parse_score(args.score) if args.score else None
@@ -400,6 +398,8 @@ def rollout_inputs(args: argparse.Namespace, load: AgentLoader = load_agent) -> 
         if state is not None:
             raise ValueError("the position already carries a match state; drop --match-id")
         state = MatchState.from_id(args.match_id.strip())
+    if state is not None:  # the checks every verb makes: match length, score, cube limit
+        context_for(board, state)
     setting = CubeSetting.from_state(state)
     if not setting.match_to:
         rules = money_rules(args, state, from_xgid=is_xgid(args.position) and not args.match_id)
