@@ -109,8 +109,23 @@ def test_label_settings_fail_before_the_teacher_plays(tmp_path):
     assert not (tmp_path / "labels").exists()
 
 
-def test_a_tournament_of_more_games_than_can_be_kept_is_refused():
-    refused_at_once(["tournament", "random", "pubeval", "--games", "100000000000"], "--games")
+#: Counts whose per-item results (or processes) would be allocated only once the work
+#: runs: each is one line before it starts.
+COUNTS = [
+    (["tournament", "random", "pubeval", "--games", "100000000000"], "--games"),
+    (["dice", "tournament", "random", "greedy", "--games", "100000000000"], "--games"),
+    (["rollout", "4HPwATDgc/ABMA", "--trials", "100000000000"], "--trials"),
+    (["label", "--set", "shards=100000000000", "--set", "out_dir=/tmp/x"], "shards"),
+    (["tournament", "random", "pubeval", "--games", "2", "--jobs", "100000"], "--jobs"),
+    (["rollout", "4HPwATDgc/ABMA", "--jobs", "100000"], "--jobs"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "word"), COUNTS, ids=[" ".join(a[:2] + a[-2:]) for a, _ in COUNTS]
+)
+def test_a_count_too_large_to_hold_is_refused_before_the_work(argv, word):
+    refused_at_once(argv, word, "at most")
 
 
 # --- output paths -----------------------------------------------------------------------
@@ -151,6 +166,17 @@ def test_show_svg_to_a_place_it_cannot_write_is_one_line(places):
     refused_at_once(["show", "start", "--svg", str(places["folder"])], "is a folder")
     for name in ("under a file", "in /proc", "in /sys"):
         refused_at_once(["show", "start", "--svg", str(places[name])], "--svg")
+
+
+def test_netset_out_to_a_place_it_cannot_write_is_one_line(places):
+    source = str(ROOT / "checkpoints" / "td-best.pt")
+    for name, word in (
+        ("folder", "is a folder"),
+        ("under a file", "cannot"),
+        ("in /proc", "cannot"),
+    ):
+        argv = ["netset", "--contact", source, "--out", str(places[name]), "--force"]
+        refused_at_once(argv, "--out", word)
 
 
 def test_label_json_to_a_folder_fails_before_the_teacher_plays(places, tmp_path):

@@ -112,6 +112,10 @@ def check_parallel(args: argparse.Namespace) -> None:
     one line naming what is wrong); for ray, that Ray can be imported."""
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.jobs > 4 * cpu_count():  # each is a process with its own networks and tables
+        raise ValueError(
+            f"--jobs must be at most 4 per CPU ({4 * cpu_count()} here), got {args.jobs:,}"
+        )
     if args.workers < 0:
         raise ValueError(f"--workers must be 0 or more, got {args.workers}")
     if args.backend == "local" and (args.address or args.workers):

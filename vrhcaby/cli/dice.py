@@ -28,6 +28,7 @@ from engine.sixdice import (
 )
 from engine.text import ascii_int
 from vrhcaby.play.stats import wilson_ci95
+from vrhcaby.play.tournament import MAX_GAMES
 from vrhcaby.sixdice.players import (
     MAX_BANK,
     DiceAgent,
@@ -180,6 +181,8 @@ def hint(args: argparse.Namespace, out: TextIO) -> int:
 def tournament(args: argparse.Namespace, out: TextIO) -> int:
     if args.games < 1:
         raise ValueError("--games must be at least 1")
+    if args.games > MAX_GAMES:  # each game's scores are kept
+        raise ValueError(f"--games must be at most {MAX_GAMES:,}, got {args.games:,}")
     agents = [
         load_dice_agent(s, harsh=args.harsh, seed=args.seed + i) for i, s in enumerate(args.agents)
     ]

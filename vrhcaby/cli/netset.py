@@ -12,9 +12,9 @@ existing `--out` is kept unless `--force` (`vrhcaby.learn.sets.assemble`).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from agents.td import find_checkpoint
+from vrhcaby.base.files import check_output_file
 from vrhcaby.cli.common import UsageError
 from vrhcaby.learn.sets import assemble
 from vrhcaby.nn import netset
@@ -22,7 +22,7 @@ from vrhcaby.nn.checkpoint import SET_CLASSES
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    out = check_output_file(args.out, "--out")
     if out.exists() and not args.force:
         raise UsageError(f"--out {args.out} exists (pass --force to replace it)")
     if out.suffix != ".pt":

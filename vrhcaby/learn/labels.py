@@ -39,6 +39,8 @@ from vrhcaby.learn.config import MAX_LOCKSTEP
 
 #: Bits of `Shard.role`: why a play was labelled.
 STUDENT_TOP, TEACHER_SEARCHED, TEACHER_CHOICE, RANDOM = 1, 2, 4, 8
+MAX_SHARDS = 1_000_000
+"""The most shards of a run (a folder of a million files; the runs here made 400 to 640)."""
 #: Afterstates valued at 2-ply in one call (memory: about 21 x 21 x 20 afterstates each).
 CHUNK = 48
 
@@ -88,6 +90,8 @@ class LabelConfig:
         for key in ("shards", "games_per_shard"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        if self.shards > MAX_SHARDS:
+            raise ValueError(f"shards must be at most {MAX_SHARDS:,}, got {self.shards:,}")
         if self.games_per_shard > MAX_LOCKSTEP:
             raise ValueError(
                 f"games_per_shard must be at most {MAX_LOCKSTEP:,} (games side by side), "

@@ -28,6 +28,9 @@ from vrhcaby.play.rollout_results import EQUITY, RolloutResult
 from vrhcaby.play.rollout_variance import OPENING, SWAP, Dice, reuses_luck, roll_luck
 
 MAX_PLIES = 2_000
+MAX_TRIALS = 1_000_000
+"""The most trials of a rollout: each trial's results are kept (about 100 bytes a root),
+and a million is days of play with a network. More is refused before a trial."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ class Settings:
         """ValueError naming the first bad setting."""
         if self.trials < 1:
             raise ValueError(f"--trials must be at least 1, got {self.trials}")
+        if self.trials > MAX_TRIALS:
+            raise ValueError(f"--trials must be at most {MAX_TRIALS:,}, got {self.trials:,}")
         if self.truncate is not None and self.truncate < 1:
             raise ValueError(
                 f"--truncate must be at least 1 ply (or absent for none), got {self.truncate}"
