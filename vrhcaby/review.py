@@ -350,6 +350,11 @@ class MatchAnalysis:
         }
 
 
+def _order(d: Decision) -> tuple[int, int, int, bool]:
+    """Decisions in the order they were taken: a double (or not) before the roll's play."""
+    return (d.game, d.line, d.player, d.kind != "double")
+
+
 def merge(parts: Sequence[MatchAnalysis]) -> MatchAnalysis:
     """The analyses of parts of one match (games analysed apart, by worker processes) as
     one: gnubg's match statistics are the sums of its games'."""
@@ -362,10 +367,7 @@ def merge(parts: Sequence[MatchAnalysis]) -> MatchAnalysis:
                     setattr(mine, name, getattr(mine, name) + value)
     games = sum(part.games for part in parts)
     out = MatchAnalysis(first.path, first.match_to, first.judge, games, players)
-    out.decisions = sorted(
-        (d for part in parts for d in part.decisions),
-        key=lambda d: (d.game, d.line, d.player, d.kind != "double"),
-    )
+    out.decisions = sorted((d for part in parts for d in part.decisions), key=_order)
     return out
 
 
@@ -431,7 +433,7 @@ def analyse_match(
     out.decisions += checker
     if cube:
         out.decisions += _cube_decisions(match, judge, setting, known)
-    out.decisions.sort(key=lambda d: (d.game, d.line, d.player, d.kind != "double"))
+    out.decisions.sort(key=_order)
     for d in out.decisions:
         p = players[d.player]
         if d.kind == "checker":

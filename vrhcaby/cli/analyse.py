@@ -81,12 +81,12 @@ def analyse_files(files: list[Path], judge, jobs: int, setting: dict):
     from vrhcaby.io.matchfile import read_mat
 
     matches = [read_mat(f) for f in files]
-    if jobs <= 1:
-        return [review.analyse_match(m, judge, **setting) for m in matches]
     tasks = []
     for m in matches:
         size = max(1, -(-len(m.games) // jobs))
         tasks += [(m.path, r.start, r.stop) for r in chunks(len(m.games), size)]
+    if jobs <= 1 or len(tasks) <= 1:
+        return [review.analyse_match(m, judge, **setting) for m in matches]
     parts: dict[str, list] = {m.path: [] for m in matches}
     with WorkerPool(min(jobs, len(tasks)), _analyse_part, judge=judge, setting=setting) as pool:
         for path, start, analysis in pool.imap_unordered(tasks):
