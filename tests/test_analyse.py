@@ -490,3 +490,19 @@ def test_a_double_in_the_crawford_game_is_refused(files, tmp_path):
         MatError, match=rf"^{re.escape(str(spoilt))}:{first + 2}: a double in the Crawford game"
     ):
         read_mat(spoilt)
+
+
+@pytest.mark.parametrize(
+    ("flags", "what"),
+    [
+        (["--judge", "pubeval"], "a judge is td"),
+        (["--plies", "3"], "0, 1 or 2 plies"),
+        (["--judge", "gnubg", "--cube-plies", "1", "--plies", "0"], "--cube-plies is for the td"),
+        (["--worst", "-1"], "--worst"),
+        (["--jobs", "0"], "--jobs"),
+    ],
+)
+def test_bad_flags_are_one_line(files, capsys, flags, what):
+    assert main(["analyse", str(files["match"][0]), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and what in err
