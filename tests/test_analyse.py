@@ -178,7 +178,7 @@ def _bad_files(folder: Path, good: Path) -> dict[str, tuple[Path, int | None, st
     out["foreign"] = (foreign, 1, "not a .mat file")
     binary = folder / "binary.mat"
     binary.write_bytes(b" 5 point match\n\n\x89PNG\r\n\x1a\n\xff\xfe")
-    out["binary"] = (binary, 3, "not a text file")
+    out["binary"] = (binary, 4, "not a text file")  # \x1a on the fourth line
     empty = folder / "empty.mat"
     empty.write_text("")
     out["empty"] = (empty, 1, "empty")
@@ -506,3 +506,11 @@ def test_bad_flags_are_one_line(files, capsys, flags, what):
     assert main(["analyse", str(files["match"][0]), *flags]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and what in err
+
+
+def test_a_byte_order_mark_and_names_in_a_windows_code_page_are_read(files, tmp_path):
+    text = files["match"][0].read_text().replace("alice", "José")
+    (tmp_path / "bom.mat").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    (tmp_path / "latin.mat").write_bytes(text.encode("latin-1"))
+    for name in ("bom.mat", "latin.mat"):
+        assert read_mat(tmp_path / name).names == ("José", "bob")

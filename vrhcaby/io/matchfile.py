@@ -130,6 +130,10 @@ _PLAYERS = re.compile(r"\s*(\S.*?)\s*:\s*(\d+)\s+(\S.*?)\s*:\s*(\d+)\s*")
 _NUMBERED = re.compile(r"\s*(\d+)\)(.*)")
 
 
+#: Bytes no text file holds (tab, line feed, form feed and carriage return aside).
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
 class MatError(ValueError):
     """A `.mat` file that cannot be read: its message is `PATH:LINE: what is wrong`."""
 
@@ -194,14 +198,16 @@ def read_mat(path: str | Path) -> MatMatch:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise MatError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    control = _CONTROL.search(raw)
+    if control:
+        line = raw.count(b"\n", 0, control.start()) + 1
+        raise MatError(
+            f"{where}:{line}: not a text file (byte {control.start()} is a control code)"
+        )
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise MatError(f"{where}:{line}: not a text file (byte {exc.start} is not UTF-8)") from None
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise MatError(f"{where}:{line}: not a text file (a NUL byte)")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")  # older programs wrote names in a Windows code page
     return _MatReader(where, text.splitlines()).read()
 
 
