@@ -796,15 +796,16 @@ def test_a_spoilt_optimal_table_cache_is_computed_again(tmp_path, monkeypatch):
 
     want = sixdice.optimal_table()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cached = sixdice.cache_dir() / f"sixdice-optimal-standard-v{sixdice.TABLE_VERSION}.npy"
+    cached = sixdice.optimal_table_path()
     cached.parent.mkdir(parents=True)
     for junk in (b"half a table", None):
-        if junk is None:
-            np.save(cached, np.full_like(want, np.nan))
+        if junk is None:  # a table of the right shape whose checksum does not fit
+            np.savez(cached, table=np.full_like(want, np.nan), checksum=np.zeros(1, np.uint32))
         else:
             cached.write_bytes(junk)
         np.testing.assert_array_equal(sixdice.optimal_table(), want)
-        np.testing.assert_array_equal(np.load(cached), want)
+        with np.load(cached) as saved:
+            np.testing.assert_array_equal(saved["table"], want)
 
 
 # --- long inputs ----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from agents import load_agent
-from vrhcaby.base.files import write_npz
+from vrhcaby.base.files import read_arrays, write_npz
 from vrhcaby.cli import main as cli
 from vrhcaby.nn import bearoff_db, checkpoint
 from vrhcaby.nn.net import load_evaluator
@@ -178,7 +178,7 @@ def test_an_entry_cut_short_is_refused(tmp_path):
 
 def test_entries_claiming_more_than_a_checkpoint_holds_are_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(checkpoint, "MAX_BYTES", 10_000)
-    refused(checkpoint.load, NETWORK, "more than a checkpoint may hold")
+    refused(checkpoint.load, NETWORK, "more than such a file may hold")
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float16, np.bool_, np.uint8])
@@ -431,3 +431,65 @@ def test_the_command_line_rebuilds_a_damaged_cache_and_shows_sound_values(tmp_pa
         f"bear-off database {path} is corrupt (table win fails its checksum): rebuilding it"
     ]
     assert json.loads(damaged.stdout) == json.loads(sound.stdout)
+
+
+# --- every other file of arrays: shards, caches -----------------------------------------
+
+
+def test_a_label_shard_with_a_forged_header_is_one_line_not_an_allocation(tmp_path):
+    """Label shards (compressed archives) go through the same checking reader."""
+    from vrhcaby.learn.labels import Shard
+
+    source = ROOT / "data" / "labels" / "contact1" / "shard-00000.npz"
+    entries = members(source)
+    assert Shard.load(source).after.shape[1:] == (2, 25)  # the sound one loads
+    name = next(n for n in entries if n.startswith("probabilities"))
+    (length,) = struct.unpack("<H", entries[name][8:10])
+    forged = {**entries, name: npy_header((10**8, 10**8), "<f4") + entries[name][10 + length :]}
+    path = write(tmp_path / "shard-00000.npz", forged)
+    with pytest.raises(ValueError) as info:
+        Shard.load(path)
+    message = str(info.value)
+    assert len(message.splitlines()) == 1 and str(path) in message
+    assert "(100000000, 100000000)" in message
+
+
+def test_read_arrays_reads_what_numpy_reads_and_refuses_objects(tmp_path):
+    arrays = {
+        "f": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+        "text": np.array("a JSON document"),
+        "ids": np.array([b"4HPwATDgc/ABMA", b"x"]),
+        "empty": np.zeros((0, 4), np.int8),
+    }
+    for compressed in (False, True):
+        path = tmp_path / f"a{compressed}.npz"
+        write_npz(path, arrays, compressed=compressed)
+        got = read_arrays(path)
+        with np.load(path) as reference:
+            assert sorted(got) == sorted(reference.files)
+            for name in reference.files:
+                np.testing.assert_array_equal(got[name], reference[name])
+                assert got[name].dtype == reference[name].dtype
+    objects = tmp_path / "objects.npz"
+    np.savez(objects, x=np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match="Python objects"):
+        read_arrays(objects)
+
+
+def test_the_six_dice_table_damaged_in_place_is_computed_again(tmp_path, monkeypatch):
+    """The cached optimal table carries its CRC-32: bytes changed in place (size and time
+    kept) are found and the table computed again (here: `solve` answers with the sound
+    table, counting its calls)."""
+    from vrhcaby.sixdice import players
+
+    want = players.optimal_table()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    solved = []
+    monkeypatch.setattr(players, "solve", lambda harsh=False: solved.append(1) or want.copy())
+    np.testing.assert_array_equal(players.optimal_table(), want)  # built and cached
+    path = players.optimal_table_path()
+    np.testing.assert_array_equal(players.optimal_table(), want)
+    assert solved == [1]  # the sound cache is read, not computed
+    damage_in_place(path, "table", np.array([want[5, 3] + 0.5, 1e22]), at=5 * want.shape[1] + 3)
+    np.testing.assert_array_equal(players.optimal_table(), want)
+    assert solved == [1, 1]

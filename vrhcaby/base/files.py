@@ -7,12 +7,16 @@ that a reader never sees half a file; a read-only cache only costs recomputing n
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
+from numpy.lib import format as npy
 
 if TYPE_CHECKING:
     import logging
@@ -105,3 +109,68 @@ def _probe(folder: Path, shown: Path, what: str) -> None:
         raise ValueError(
             f"{what} {str(shown)!r:.200} cannot be written: {exc.strerror or exc}"
         ) from None
+
+
+#: The most bytes the arrays of one file may claim together (2 GiB): far beyond any table,
+#: checkpoint or shard here, far below what a forged array header can claim.
+MAX_ARRAY_BYTES = 1 << 31
+
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def read_arrays(path: str | Path, max_bytes: int = MAX_ARRAY_BYTES) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` file `path` (a zip of ``.npy`` files, compressed or
+    not; a bare ``.npy`` file is its one array, "table", as `write_npz` writes it), each
+    header checked before its data is read: no Python objects, and a shape that needs
+    exactly the bytes the entry holds, all entries together at most `max_bytes`. Where
+    `numpy.load` would first allocate whatever a forged header claims (a shape of 10^16
+    numbers, a traceback of 35 PiB), this raises a ValueError of one line saying what is
+    wrong (OSError if the file cannot be read); zip members are CRC-checked as read."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        if f.read(len(NPY_MAGIC)) == NPY_MAGIC:
+            f.seek(0)
+            return {"table": _read_npy(f, "table", path.stat().st_size)}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            claimed = sum(member.file_size for member in members)
+            if claimed > max_bytes:
+                raise ValueError(
+                    f"its entries claim {claimed:,} bytes, more than such a file may hold "
+                    f"({max_bytes:,})"
+                )
+            arrays = {}
+            for member in members:
+                name = member.filename.removesuffix(".npy")
+                with archive.open(member) as stream:
+                    arrays[name] = _read_npy(stream, name, member.file_size)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise ValueError(f"not a readable archive of arrays ({type(exc).__name__})") from None
+    return arrays
+
+
+def _read_npy(stream: IO[bytes], name: str, size: int) -> np.ndarray:
+    """The array of entry `name`, an ``.npy`` file of `size` bytes open in `stream`, its
+    header checked (no objects, a shape that fits `size`) before its data is read."""
+    if stream.read(len(NPY_MAGIC)) != NPY_MAGIC:
+        raise ValueError(f"entry {name} is no array")
+    version = tuple(stream.read(2))
+    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+    if version not in readers:
+        raise ValueError(f"entry {name} has an unknown .npy format version {version}")
+    shape, fortran, dtype = readers[version](stream)
+    if dtype.hasobject:
+        raise ValueError(f"entry {name} holds Python objects, not numbers")
+    header = stream.tell()  # magic, version, header length and header
+    needed = math.prod(shape) * dtype.itemsize
+    if needed != size - header:
+        raise ValueError(
+            f"entry {name} claims shape {shape} of {dtype} ({needed:,} bytes) but holds "
+            f"{max(size - header, 0):,} bytes"
+        )
+    data = stream.read(needed)
+    if len(data) != needed:
+        raise ValueError(f"entry {name} is cut short")
+    array = np.frombuffer(bytearray(data), dtype)
+    return array.reshape(shape, order="F" if fortran else "C")

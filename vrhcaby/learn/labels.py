@@ -33,7 +33,7 @@ import engine
 from agents import search
 from agents.search import ValueFunction
 from engine.formats import position_ids
-from vrhcaby.base.files import write_npz
+from vrhcaby.base.files import read_arrays, write_npz
 from vrhcaby.equity.outcomes import equity
 from vrhcaby.learn.config import MAX_LOCKSTEP
 
@@ -158,8 +158,7 @@ class Shard:
     def load(cls, path: Path) -> Shard:
         """A shard written by `save`; a ValueError naming the file if it is not one."""
         try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+            arrays = read_arrays(path)
             shard = cls(
                 after=_boards(arrays["after"]),
                 probabilities=arrays["probabilities"].astype(np.float32),
@@ -185,8 +184,7 @@ class Shard:
     @staticmethod
     def meta(path: Path) -> dict:
         """The JSON `meta` a shard was saved with."""
-        with np.load(path, allow_pickle=False) as z:
-            return json.loads(str(z["meta"]))
+        return json.loads(str(read_arrays(path)["meta"]))
 
 
 def _boards(ids: np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ import numpy as np
 from engine.dice import ROLLS, WEIGHTS
 from engine.movegen import batch_afterstates
 from vrhcaby.base.config import ConfigError, load_config, to_dict
-from vrhcaby.base.files import write_npz
+from vrhcaby.base.files import read_arrays, write_npz
 from vrhcaby.learn.starts import StartsConfig, load_starts
 from vrhcaby.nn import onesided
 from vrhcaby.nn.onesided import (
@@ -289,8 +289,7 @@ class _State:
         import torch
 
         try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+            arrays = read_arrays(path)
             meta = json.loads(str(arrays.pop("meta")))
         except (OSError, ValueError, KeyError):
             return None

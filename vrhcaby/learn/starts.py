@@ -27,7 +27,7 @@ import torch
 
 from agents.td import find_checkpoint
 from engine.classify import NAMES, classify_boards
-from vrhcaby.base.files import cache_dir, write_npz
+from vrhcaby.base.files import cache_dir, read_arrays, write_npz
 from vrhcaby.learn.selfplay import SelfPlay
 from vrhcaby.nn.net import load_evaluator
 
@@ -108,8 +108,7 @@ def load_starts(network: str, config: StartsConfig) -> np.ndarray:
     cached = cache_dir() / "starts" / f"{key.hexdigest()[:20]}.npz"
     if cached.is_file():
         try:
-            with np.load(cached) as data:
-                return np.ascontiguousarray(data["boards"], np.int8)
+            return np.ascontiguousarray(read_arrays(cached)["boards"], np.int8)
         except (OSError, ValueError, KeyError):
             log.warning("%s is unreadable: making it again", cached)
     pool = class_starts(path, config)

@@ -30,16 +30,15 @@ import os
 import re
 import shutil
 import tempfile
-import zipfile
-import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
-from numpy.lib import format as npy
 
 from engine.variants import VARIANTS
+from vrhcaby.base.files import MAX_ARRAY_BYTES as MAX_BYTES
+from vrhcaby.base.files import NPY_MAGIC, read_arrays
 
 FORMAT = "vrhcaby-checkpoint-1"
 
@@ -132,84 +131,40 @@ def load(
     return arrays, meta
 
 
-#: The most bytes the arrays of one checkpoint may claim together (2 GiB): ten times a
-#: 100-million-weight network with its optimizer state in float32, far beyond any network
-#: here (the largest shipped file is 1.2 MB), and far below what a forged header can claim.
-MAX_BYTES = 1 << 31
-
 #: Where a network's trained numbers live: weights, optimizer state, a set's networks.
 #: These must be float32 or float64 (integer weights would load and play nonsense).
 FLOAT_ENTRIES = ("model/", "optim/", "set/")
 
-_NPY_MAGIC = b"\x93NUMPY"
-
 
 def _read(path: Path) -> dict[str, np.ndarray]:
-    """Every member of the archive at `path`, each checked before a byte of its data is
-    read: an ``.npy`` header of a numeric type (floating for `FLOAT_ENTRIES`) whose shape
-    needs exactly the bytes the member holds, all of them together at most `MAX_BYTES`. A
-    forged header (a shape of 10^16 numbers, say) is refused, not allocated; the member's
-    CRC is checked as it is read."""
+    """Every member of the archive at `path`, each header checked before its data is
+    read (`vrhcaby.base.files.read_arrays`): a forged shape (10^16 numbers, say) is
+    refused, not allocated."""
     try:
         with open(path, "rb") as f:
-            if f.read(len(_NPY_MAGIC)) == _NPY_MAGIC:
+            if f.read(len(NPY_MAGIC)) == NPY_MAGIC:
                 raise CheckpointError(
-                    "not a vrhcaby checkpoint (a bare .npy array, no zip archive)"
+                    f"{path}: not a vrhcaby checkpoint (a bare .npy array, no zip archive)"
                 )
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-            claimed = sum(member.file_size for member in members)
-            if claimed > MAX_BYTES:
-                raise CheckpointError(
-                    f"its entries claim {claimed:,} bytes, more than a checkpoint may hold "
-                    f"({MAX_BYTES:,})"
-                )
-            arrays = {}
-            for member in members:
-                name = member.filename.removesuffix(".npy")
-                with archive.open(member) as stream:
-                    arrays[name] = _read_member(stream, name, member.file_size)
-    except CheckpointError as exc:
-        raise CheckpointError(f"{path}: {exc}") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        return read_arrays(path, MAX_BYTES)
+    except CheckpointError:
+        raise
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: not a readable vrhcaby checkpoint: {exc}") from None
+    except OSError as exc:
         raise CheckpointError(
             f"{path}: not a readable vrhcaby checkpoint ({type(exc).__name__})"
         ) from None
-    return arrays
-
-
-def _read_member(stream: IO[bytes], name: str, size: int) -> np.ndarray:
-    """The array of entry `name`, an ``.npy`` file of `size` bytes open in `stream`, its
-    header checked (type, and shape against `size`) before its data is read."""
-    if stream.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
-        raise CheckpointError(f"not a vrhcaby checkpoint (entry {name} is no array)")
-    version = tuple(stream.read(2))
-    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
-    if version not in readers:
-        raise CheckpointError(f"entry {name} has an unknown .npy format version {version}")
-    shape, fortran, dtype = readers[version](stream)
-    if dtype.kind not in "biuf" or dtype.hasobject:
-        raise CheckpointError(f"entry {name} holds {dtype} values, not numbers")
-    if name.startswith(FLOAT_ENTRIES) and dtype not in (np.float32, np.float64):
-        raise CheckpointError(
-            f"entry {name} holds {dtype} values: a network's numbers are float32 or float64"
-        )
-    header = stream.tell()  # magic, version, header length and header
-    needed = math.prod(shape) * dtype.itemsize
-    if needed != size - header:
-        raise CheckpointError(
-            f"entry {name} claims shape {shape} of {dtype} ({needed:,} bytes) but holds "
-            f"{max(size - header, 0):,} bytes"
-        )
-    data = stream.read(needed)
-    if len(data) != needed:
-        raise CheckpointError(f"entry {name} is cut short")
-    array = np.frombuffer(bytearray(data), dtype)
-    return array.reshape(shape, order="F" if fortran else "C")
 
 
 def _check_arrays(arrays: dict[str, np.ndarray]) -> None:
     for name, a in arrays.items():
+        if a.dtype.kind not in "biuf":
+            raise CheckpointError(f"entry {name} holds {a.dtype} values, not numbers")
+        if name.startswith(FLOAT_ENTRIES) and a.dtype not in (np.float32, np.float64):
+            raise CheckpointError(
+                f"entry {name} holds {a.dtype} values: a network's numbers are float32 or float64"
+            )
         if a.dtype.kind == "f" and not np.isfinite(a).all():
             raise CheckpointError(f"entry {name} holds non-finite numbers (NaN or infinity)")
 

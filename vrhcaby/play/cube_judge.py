@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import engine
-from vrhcaby.base.files import write_npz
+from vrhcaby.base.files import read_arrays, write_npz
 from vrhcaby.equity.context import CubeOwner, GameContext
 from vrhcaby.play.judge import CLASSES
 from vrhcaby.play.match import MatchScore
@@ -226,8 +226,8 @@ class CubeSet:
     def load(cls, path: Path) -> CubeSet:
         """A set written by `save`; a ValueError naming the file if it is not one."""
         try:
-            with np.load(path, allow_pickle=False) as z:
-                judged = cls(**{f.name: z[f.name] for f in fields(cls)})
+            arrays = read_arrays(path)
+            judged = cls(**{f.name: arrays[f.name] for f in fields(cls)})
         except (OSError, KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"{path}: not a judged cube set ({exc})") from None
         n = len(judged.boards)

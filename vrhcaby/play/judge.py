@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import engine
-from vrhcaby.base.files import write_npz
+from vrhcaby.base.files import read_arrays, write_npz
 
 CLASSES = ("contact", "crashed", "race", "bearoff")
 
@@ -93,8 +93,7 @@ class Judged:
     def load(cls, path: Path) -> Judged:
         """A judged set written by `save`; a ValueError naming the file if it is not one."""
         try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+            arrays = read_arrays(path)
             parts: dict[str, Any] = {f.name: arrays.get(f.name) for f in fields(cls)}
             parts["games"] = int(arrays["games"])
             judged = cls(**parts)
