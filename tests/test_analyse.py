@@ -514,3 +514,38 @@ def test_a_byte_order_mark_and_names_in_a_windows_code_page_are_read(files, tmp_
     (tmp_path / "latin.mat").write_bytes(text.encode("latin-1"))
     for name in ("bom.mat", "latin.mat"):
         assert read_mat(tmp_path / name).names == ("José", "bob")
+
+
+def test_mutated_files_are_read_or_refused_in_one_line(files, tmp_path):
+    """Seeded mutations of a sound file (a character dropped, changed or doubled, a line
+    dropped or repeated): each reads, or is a `MatError` naming the file and a line of it;
+    never another exception."""
+    rng = np.random.default_rng(31)
+    text = files["match"][0].read_text()
+    alphabet = "0123456789/*: abcdefghijklmnopqrstuvwxyz=>\n)"
+    path = tmp_path / "mutated.mat"
+    refused = 0
+    for _ in range(60):
+        t = text
+        for _ in range(int(rng.integers(1, 4))):
+            lines = t.split("\n")
+            k = int(rng.integers(len(t)))
+            how = int(rng.integers(5))
+            if how == 0:
+                t = t[:k] + t[k + 1 :]
+            elif how == 1:
+                t = t[:k] + alphabet[int(rng.integers(len(alphabet)))] + t[k + 1 :]
+            elif how == 2:
+                t = t[:k] + t[k] + t[k:]
+            else:
+                j = int(rng.integers(len(lines)))
+                lines[j : j + 1] = [] if how == 3 else [lines[j], lines[j]]
+                t = "\n".join(lines)
+        path.write_text(t)
+        try:
+            read_mat(path)
+        except MatError as exc:
+            m = re.match(rf"{re.escape(str(path))}:(\d+): \S", str(exc))
+            assert m and 1 <= int(m[1]) <= max(1, len(t.splitlines())), str(exc)
+            refused += 1
+    assert refused > 30
