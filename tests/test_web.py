@@ -13,6 +13,7 @@ import shutil
 import time
 
 import pytest
+import test_serve
 from test_serve import server
 
 from vrhcaby.cli.main import main
@@ -24,6 +25,8 @@ if CHROMIUM is None and os.environ.get("CI") != "true":
     )
 assert CHROMIUM is not None, "CI runs the browser tests: install chromium (scripts/install.sh)"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
+
+mat_file = test_serve.mat_file  # the fixture: a money session as a .mat file
 
 #: A contact position and roll (see test_serve.MIDGAME).
 POSITION, DICE = "4OvgASHgc+QBUA", "52"
@@ -79,6 +82,29 @@ def test_the_page_shows_the_best_play_of_vrhcaby_hint(site, page, capsys):
     page.click("#analyse-button")
     page.wait_for_function("document.querySelector('#analyse-error').textContent !== ''")
     assert "Position ID" in page.locator("#analyse-error").inner_text()
+
+
+def test_a_match_is_analysed_as_vrhcaby_analyse_does(site, page, request, capsys):
+    mat_file = request.getfixturevalue("mat_file")
+    capsys.readouterr()
+    assert main(["analyse", str(mat_file), "--plies", "0", "--jobs", "1", "--json"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    page.goto(site)
+    page.click("button[data-tab=match]")
+    page.set_input_files("#mat-file", str(mat_file))
+    page.select_option("#mat-plies", "0")
+    page.click("#analyse-match")
+    page.wait_for_function("document.querySelector('#match-table').dataset.done === 'yes'")
+    names = page.locator("#match-table tbody tr").first.inner_text().split("\t")
+    assert [n.strip() for n in names if n.strip()] == [p["name"] for p in want["players"]]
+    rows = page.locator("#worst-table tbody tr")
+    assert rows.count() == len(want["worst"])
+    worst = want["worst"][0]
+    assert rows.first.locator("td").nth(2).inner_text() == worst["best"]
+    rows.first.click()
+    page.wait_for_function(
+        f"document.querySelector('#board').dataset.position === '{worst['position']}'"
+    )
 
 
 @pytest.mark.slow

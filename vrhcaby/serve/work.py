@@ -21,7 +21,6 @@ import dataclasses
 import re
 import tempfile
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +41,10 @@ T = TypeVar("T")
 
 #: A shipped network's name as `td:NAME` gives it (no folders, no leading dot).
 _NETWORK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+
+
+#: Agents one thread keeps (the specs used last).
+AGENTS = 8
 
 
 class Busy(Exception):
@@ -100,7 +103,6 @@ class RolloutJob:
     equity: float | None = None
     result: dict | None = None
     error: str | None = None
-    started: float = dataclasses.field(default_factory=time.time)
     cancel: threading.Event = dataclasses.field(default_factory=threading.Event)
 
     def to_json(self) -> dict:
@@ -142,22 +144,28 @@ class Service:
             self._waiting -= 1
 
     def agent(self, spec: str) -> Any:
-        """This thread's analysis agent of a served spec (loaded once per thread)."""
-        cache = self._local.__dict__.setdefault("agents", {})
-        if spec not in cache:
-            cache[spec] = answers.load_analysis_agent(served_spec(spec))
-        return cache[spec]
+        """This thread's analysis agent of a served spec (`answers.load_analysis_agent`)."""
+        return self._cached("agents", spec, answers.load_analysis_agent)
 
     def _rollout_agent(self, spec: str) -> Any:
-        """This thread's playing agent of a served spec, for rollouts."""
-        cache = self._local.__dict__.setdefault("players", {})
-        if spec not in cache:
-            cache[spec] = load_agent(served_spec(spec))
-        return cache[spec]
+        """This thread's playing agent of a served spec (`agents.load_agent`), for rollouts."""
+        return self._cached("players", spec, load_agent)
+
+    def _cached(self, kind: str, spec: str, load: Callable[[str], Any]) -> Any:
+        """An agent kept by this thread: loaded once, the `AGENTS` used last kept (each
+        request may name another spec, so the cache is bounded)."""
+        cache = self._local.__dict__.setdefault(kind, collections.OrderedDict())
+        if spec in cache:
+            cache.move_to_end(spec)
+            return cache[spec]
+        agent = cache[spec] = load(served_spec(spec))
+        while len(cache) > AGENTS:
+            cache.popitem(last=False)
+        return agent
 
     def warm(self) -> None:
-        """Load the default agent and compile the kernels in every engine thread, so that
-        the first request answers as fast as the next (a 0-ply and a 2-ply hint)."""
+        """Load the default agent and compile the kernels on the engine threads (a 0-ply
+        and a 2-ply hint each), so that the first request answers as fast as the next."""
         start = HintRequest(position="4HPwATDgc/ABMA", dice="31")
         done = [
             self._engine.submit(self.hint, request.namespace())
