@@ -549,3 +549,30 @@ def test_mutated_files_are_read_or_refused_in_one_line(files, tmp_path):
             assert m and 1 <= int(m[1]) <= max(1, len(t.splitlines())), str(exc)
             refused += 1
     assert refused > 30
+
+
+def test_sigterm_stops_the_command_and_its_workers(files):
+    """SIGTERM while the games are judged in two worker processes: exit status 143, and
+    the workers end with the command."""
+    import signal
+    import sys
+    import time
+
+    path, _ = files["money"]
+    command = [sys.executable, "-m", "vrhcaby.cli", "analyse", str(path), "--jobs", "2"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    workers: list[int] = []
+    deadline = time.monotonic() + 120
+    while not workers and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = [int(w) for w in children.read_text().split()] if children.exists() else []
+    assert workers, "the command forked no workers"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    time.sleep(0.5)
+    for w in workers:
+        assert (
+            not Path(f"/proc/{w}").exists() or "Z" in Path(f"/proc/{w}/stat").read_text().split()[2]
+        )
+    del os

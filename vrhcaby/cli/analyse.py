@@ -14,7 +14,8 @@ Backgammon's evaluations (``--judge gnubg``, with the ``gnubg-nn`` package), at
 bad (gnubg's thresholds), cube decisions, the error totals and rates (per unforced move,
 per close cube decision, overall), in millipoints (mEMG in a match), and the worst
 decisions with their Position ID:Match ID. A file that cannot be read is one line naming
-the file and line, exit status 2.
+the file and line, exit status 2; SIGINT or SIGTERM stops it (and its worker processes)
+with exit status 130 or 143.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ import argparse
 import json
 from pathlib import Path
 
-from vrhcaby.cli.common import UsageError, add_jobs_argument, add_money_rules_arguments
+from vrhcaby.cli.common import (
+    StopSignals,
+    UsageError,
+    add_jobs_argument,
+    add_money_rules_arguments,
+)
 from vrhcaby.play.pool import SHARED, WorkerPool, chunks
 
 #: The default judge: the shipped network with the pruned reply choice (agents.search).
@@ -159,7 +165,11 @@ def run(args: argparse.Namespace) -> int:
     files = files_of(Path(args.file))
     judge = load_judge(args.judge, args.plies, args.cube_plies)
     setting = {"cube": args.cube, "jacoby": args.jacoby is not False}
-    analyses = analyse_files(files, judge, args.jobs, setting)
+    with StopSignals() as stop:  # SIGTERM as Ctrl-C: the worker processes end at once
+        try:
+            analyses = analyse_files(files, judge, args.jobs, setting)
+        except KeyboardInterrupt:
+            return stop.status or 130
     if args.json:
         out = [a.to_json(worst=args.worst) for a in analyses]
         print(json.dumps(out[0] if len(out) == 1 and Path(args.file).is_file() else out, indent=1))
