@@ -607,7 +607,6 @@ BAD_FLAGS = [
     ["dice", "tournament", "random", "--games", "x"],
     ["cube", START, "--max-cube", "big"],
     ["train", "--workers", "x"],
-    [],
 ]
 
 

@@ -98,7 +98,7 @@ def read_variant_position(
     if args.match_id:
         given = engine.MatchState.from_id(args.match_id.strip())
         if state is not None and state != given:
-            raise ValueError(f"--match-id {args.match_id} contradicts the Match ID in the position")
+            raise ValueError(f"--match-id {args.match_id} contradicts the match in the position")
         state = given
     return position, state
 
