@@ -47,11 +47,11 @@ def run_cli(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = cli.main(argv)
-            except SystemExit as exc:  # argparse
-                code = exc.code
+            except SystemExit as exc:  # argparse: its status
+                code = exc.code if isinstance(exc.code, int) else 2
     finally:
         sys.stdin = old
-    return int(code or 0), out.getvalue(), err.getvalue()
+    return code, out.getvalue(), err.getvalue()
 
 
 def one_line(argv: list[str], *words: str, stdin: str = "") -> str:
@@ -170,7 +170,7 @@ def _plain_scores(dice: tuple[int, ...]) -> list[int]:
 
 
 def test_sheet_scores_are_those_a_category_can_hold() -> None:
-    possible = [set() for _ in range(12)]
+    possible: list[set[int]] = [set() for _ in range(12)]
     for dice in itertools.combinations_with_replacement(range(1, 7), 6):
         for c, v in enumerate(_plain_scores(dice)):
             possible[c] |= {0, v}

@@ -248,9 +248,7 @@ def context_for(
             f"the Match ID says the game is {state.game_state.name.lower()}, not being played"
         )
     if state.cube_value > max_cube:
-        raise ValueError(
-            f"the cube {state.cube_value} is above the cube limit {max_cube}"
-        )
+        raise ValueError(f"the cube {state.cube_value} is above the cube limit {max_cube}")
     ctx = GameContext.of_side(
         state.dice_owner,
         cube_value=state.cube_value,
