@@ -574,3 +574,33 @@ def test_sigterm_stops_the_command_and_its_workers(files):
     for w in workers:
         stat = Path(f"/proc/{w}/stat")
         assert not stat.exists() or stat.read_text().split()[2] == "Z"  # gone, or a zombie
+
+
+def test_at_1_ply_the_play_made_is_valued_at_full_depth(files):
+    """At 1-ply the hint values the best 8 plays by 0-ply at 1-ply; the analysis also
+    values the play made at 1-ply when the filter dropped it (as gnubg keeps it), so its
+    error is the hint's best 1-ply equity (or the play's own, when it is better) minus the
+    play's 1-ply equity, computed here apart (`decisions.mover_equity`)."""
+    from vrhcaby.equity import decisions
+
+    agent = load_agent("td")
+    path, _ = files["match"]
+    match = read_mat(path)
+    result = review.analyse_match(match, review.TDJudge(agent, 1, 0))
+    by_line = {(d.line, d.player, d.kind): d for d in result.decisions}
+    dropped = 0
+    for game in match.games:
+        for t in game.turns:
+            if t.kind != "move" or t.legal < 2:
+                continue
+            context = _context(match, game, t)
+            plays = analysis.candidate_plays(agent, t.board, t.dice, context, plies=1)
+            assert t.after is not None
+            p = agent.probabilities(t.after[None], 1)[0]
+            made, _ = decisions.mover_equity(p, t.after, context)
+            dropped += (
+                next(c.plies for c in plays if np.array_equal(c.play.position.board, t.after)) == 0
+            )
+            want = max(plays[0].equity, made) - made
+            assert by_line[(t.line, t.seat, "checker")].error == pytest.approx(want, abs=1e-6)
+    assert dropped > 0  # some plays made were outside the hint's 1-ply filter
