@@ -4,7 +4,8 @@
 
 Positions: the boards before each roll of the shipped network's own games (cubeless money,
 `--seed`), `--positions` distinct ones with legal plays. On one core each is given, warm
-(the kernels loaded, the network's first call made): a cube decision in money play with a
+(the kernels loaded, the network's first call made), the contenders taking turns on each
+position: a cube decision in money play with a
 centred cube at `cube_plies` 0, 1 and 2, without pruning and with the network's pruner
 (`td?prune=on`), the old way for comparison (Janowski's formula on the n-ply cubeless
 probabilities, what `cube_plies` meant before), and the agent's 1-ply and 2-ply checker
@@ -50,15 +51,19 @@ def positions(network: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return boards[rows], dice[rows]
 
 
-def median_ms(decide, items) -> float:
-    """Median milliseconds of `decide(item)` over the items (one warm-up call first)."""
-    decide(items[0])
-    times = []
+def median_ms(rows: list, items: list) -> list[float]:
+    """Median milliseconds of each row's `decide(item)` over the items, the rows taking
+    turns on each item (so that load from other processes falls on all alike; one warm-up
+    call each first)."""
+    times: list[list[float]] = [[] for _ in rows]
+    for _, decide in rows:
+        decide(items[0])
     for item in items:
-        start = time.perf_counter()
-        decide(item)
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+        for k, (_, decide) in enumerate(rows):
+            start = time.perf_counter()
+            decide(item)
+            times[k].append(time.perf_counter() - start)
+    return [1000 * statistics.median(t) for t in times]
 
 
 def cube_command(network: str, position: str, plies: int) -> list[str]:
@@ -126,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         ("checker play, 1-ply", play_at(1)),
         ("checker play, 2-ply", play_at(2)),
     ]
-    figures = [(name, median_ms(decide, items)) for name, decide in rows]
+    figures = list(zip([name for name, _ in rows], median_ms(rows, items), strict=True))
     reference = dict(figures)["checker play, 1-ply"]
     print(f"  {'decision':38} {'ms (median)':>11} {'/ 1-ply play':>12}")
     for name, ms in figures:
