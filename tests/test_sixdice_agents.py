@@ -173,7 +173,7 @@ def test_play_game_with_every_kind_of_agent() -> None:
 def test_unknown_agent_spec() -> None:
     with pytest.raises(ValueError, match="unknown dice agent"):
         load_dice_agent("pubeval")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="checkpoint not found"):  # a CheckpointError
         load_dice_agent("td:/nonexistent/x.pt")
 
 
