@@ -8,6 +8,7 @@ import io
 import os
 import shutil
 import signal
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from vrhcaby.nn import checkpoint, netset, onesided
 from vrhcaby.nn.bearoff_db import database
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model, load_evaluator
 from vrhcaby.play.tournament import play_pair
+from vrhcaby.training import run as training_run
 
 ROOT = Path(__file__).resolve().parents[1]
 TEACHER = ROOT / "checkpoints" / "td-80.pt"
@@ -64,13 +66,42 @@ def test_fitting_lowers_the_training_loss(labels: Path) -> None:
     torch.manual_seed(0)
     model = build_model(NET)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    before = held_out(model, fitted, config)["loss"]
+    before = held_out(model, fitted, config).loss
     generator = torch.Generator().manual_seed(1)
     for epoch in range(8):
         fit_epoch(model, optimizer, fitted, config, epoch, generator)
     after = held_out(model, fitted, config)
-    assert after["loss"] < 0.3 * before
-    assert np.isfinite(after["teacher_0ply_error"]) and after["equity_error"] > 0
+    assert after.loss < 0.3 * before
+    assert np.isfinite(after.teacher_0ply_error) and after.equity_error > 0
+
+
+def test_held_out_scores_of_parts_average_to_the_whole(labels: Path) -> None:
+    """Scores that are means over labels (the loss, the equity errors), weighted by the
+    parts' labels (`HeldOut.mean`, how a set's students are reported as one), are those of
+    the whole; the choice costs, means over decisions, are checked by a plain loop."""
+    config = DistillConfig(labels=(str(labels),))
+    fitted, _ = load_labels([labels], NET, config)
+    torch.manual_seed(0)
+    model = build_model(NET)
+    decision = fitted.decision.numpy()
+    cut = int(np.flatnonzero(decision != decision[len(decision) // 2])[-1]) + 1
+    parts = [
+        distill.LabelSet(*(getattr(fitted, f.name)[rows] for f in fields(distill.LabelSet)))
+        for rows in (slice(0, cut), slice(cut, None))
+    ]
+    whole = held_out(model, fitted, config)
+    mean = distill.HeldOut.mean([(held_out(model, p, config), len(p)) for p in parts])
+    for name in ("loss", "equity_error", "teacher_0ply_error"):
+        assert mean[name] == pytest.approx(whole[name], rel=1e-5)
+    assert mean.as_dict().keys() == {f.name for f in fields(distill.HeldOut)}
+    values = distill.equity(fitted.targets.numpy())
+    scores = distill.equity(distill.predictions(model, fitted, slice(None)).detach().numpy())
+    costs = []
+    for d in np.unique(decision):
+        rows = np.flatnonzero(decision == d)
+        costs.append(values[rows].max() - values[rows[np.argmax(scores[rows])]])
+    assert whole.choice_cost == pytest.approx(float(np.mean(costs)), abs=1e-6)
+    assert np.isnan(distill.HeldOut.mean([]).loss)
 
 
 def test_classes_keep_the_labels_of_their_class_only(labels: Path) -> None:
@@ -290,7 +321,7 @@ def test_ctrl_c_saves_the_epoch_and_resumes_exactly(
 
     config = write_config(tmp_path, labels)
     with monkeypatch.context() as patch:
-        patch.setattr(train, "fit_epoch", interrupted)
+        patch.setattr(training_run, "fit_epoch", interrupted)
         code, _, err = run_train(config)
     assert code == 128 + signal.SIGINT and "--resume" in err, err
     latest = checkpoint.CheckpointDir(tmp_path / "ck", "fit").latest()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -229,27 +229,63 @@ def _group_mean(x: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
     return (total / count)[index]
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """A model's scores on held-out labels (`held_out`), one home for their names: the
+    checkpoint's ``distill.scores``, the TensorBoard charts and the log line read them."""
+
+    loss: float
+    """The loss (module docstring)."""
+    equity_error: float
+    """The mean absolute equity error of the model against the labels."""
+    teacher_0ply_error: float
+    """The same of the teacher's 0-ply."""
+    choice_cost: float
+    """The labels' equity given away per decision by choosing among its labelled plays by
+    the model's equity (`choice_cost`), the cheap stand-in for the judged benchmark."""
+    teacher_0ply_cost: float
+    """The same choosing by the teacher's 0-ply equity."""
+
+    @classmethod
+    def mean(cls, parts: Sequence[tuple[HeldOut, int]]) -> HeldOut:
+        """The mean of scores weighted by their counts of labels (several students' held-out
+        sets as one); NaN where no part has labels."""
+        total = sum(n for _, n in parts)
+        return cls(
+            *(
+                sum(getattr(s, f.name) * n for s, n in parts if n) / total
+                if total
+                else float("nan")
+                for f in fields(cls)
+            )
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        """The scores by name, as a checkpoint's ``distill.scores`` records them."""
+        return asdict(self)
+
+    def __getitem__(self, name: str) -> float:
+        """Score `name` (``scores["loss"]``), for callers that read them as a table."""
+        return float(self.as_dict()[name])
+
+
 @torch.no_grad()
-def held_out(model: torch.nn.Module, data: LabelSet, config: DistillConfig) -> dict[str, float]:
-    """For the log, on `data`: the loss; the mean absolute equity error against the labels
-    of the model and of the teacher's 0-ply; and their choice cost, the labels' equity
-    given away per decision by choosing among its labelled plays by the model's (or the
-    teacher's 0-ply) equity, the cheap stand-in for the judged benchmark."""
-    keys = ("loss", "equity_error", "teacher_0ply_error", "choice_cost", "teacher_0ply_cost")
+def held_out(model: torch.nn.Module, data: LabelSet, config: DistillConfig) -> HeldOut:
+    """For the log, on `data`, the model's `HeldOut` scores against the labels and the
+    teacher's 0-ply's (NaN for no labels)."""
     if not len(data):
-        return dict.fromkeys(keys, float("nan"))
+        return HeldOut.mean([])
     p = predictions(model, data, slice(None)).numpy()
     target = equity(data.targets.numpy())
     zero = equity(data.zero_ply)
     decision = data.decision.numpy()
-    values = (
-        float(loss(model, data, slice(None), config)),
-        float(np.abs(equity(p) - target).mean()),
-        float(np.abs(zero - target).mean()),
-        choice_cost(equity(p), target, decision),
-        choice_cost(zero, target, decision),
+    return HeldOut(
+        loss=float(loss(model, data, slice(None), config)),
+        equity_error=float(np.abs(equity(p) - target).mean()),
+        teacher_0ply_error=float(np.abs(zero - target).mean()),
+        choice_cost=choice_cost(equity(p), target, decision),
+        teacher_0ply_cost=choice_cost(zero, target, decision),
     )
-    return dict(zip(keys, values, strict=True))
 
 
 def choice_cost(scores: np.ndarray, values: np.ndarray, decision: np.ndarray) -> float:
