@@ -356,15 +356,15 @@ def _report(args: argparse.Namespace, agents: list, pairs: list[PairResult]) -> 
         print(line)
     mode = "mirrored pairs (each the mean of two games with the same dice, seats swapped)"
     print(f"ppg: A's points per game; interval over {mode if args.mirror else 'games'}")
-    names = ", ".join(cubeless)
+    plain = ", ".join(cubeless)
     if not any(cubes) and args.cube is False:
         print("cube: off for every agent (--no-cube)")
     elif not any(cubes):
-        print(f"cube: off in every pair, each has an agent without cube decisions: {names}")
+        print(f"cube: off in every pair, each has an agent without cube decisions: {plain}")
     elif args.cube is None and cubeless:
-        print(f"cube: off in the pairs of the agents without cube decisions: {names}")
+        print(f"cube: off in the pairs of the agents without cube decisions: {plain}")
     elif args.cube and cubeless:
-        print(f"without a cube (never double, always take): {', '.join(cubeless)}")
+        print(f"without a cube (never double, always take): {plain}")
     if len(agents) >= 3:
         names = [a[:10] for a in args.agents]
         print(
