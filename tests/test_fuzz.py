@@ -585,6 +585,9 @@ def test_positions_and_plays_that_are_not_text_are_value_errors(value):
 
 
 def test_dice_may_follow_options():
+    # The first evaluation in a process may run in numpy, later ones in the compiled
+    # kernels, which differ in the sixth decimal: compare two answers after the first.
+    run_cli(["hint", START, "31", "--plies", "0", "--json"])
     before = run_cli(["hint", START, "31", "--plies", "0", "--json"])
     after = run_cli(["hint", START, "--plies", "0", "--json", "31"])
     assert before[0] == after[0] == 0 and before[1] == after[1]
