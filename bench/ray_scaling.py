@@ -24,11 +24,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vrhcaby.base.config import load_config
-from vrhcaby.cli.train import TrainConfig
 from vrhcaby.learn.learner import scheduled
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
 from vrhcaby.learn.trainer import Trainer
 from vrhcaby.play.ray import connect
+from vrhcaby.training.run import TrainConfig
 
 
 def timed(trainer: Trainer | RayTrainer, seconds: float) -> tuple[int, float]:

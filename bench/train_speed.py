@@ -30,11 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import engine
 from vrhcaby.base.config import load_config
-from vrhcaby.cli.train import TrainConfig
 from vrhcaby.equity.outcomes import equity, invert, outcome
 from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.encode import get_encoding
 from vrhcaby.nn.net import NetConfig, build_model, joint
+from vrhcaby.training.run import TrainConfig
 
 # The linear part of `invert`: re-expresses traces when the side to move changes.
 _VIEW = torch.tensor(invert(np.eye(5)) - invert(np.zeros(5)), dtype=torch.float32)

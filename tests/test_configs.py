@@ -12,10 +12,10 @@ import pytest
 
 from agents.td import find_checkpoint
 from vrhcaby.base.config import load_config, to_dict
-from vrhcaby.cli.train import TrainConfig
 from vrhcaby.learn.labels import LabelConfig
 from vrhcaby.learn.onesided import OneSidedConfig
 from vrhcaby.nn import checkpoint
+from vrhcaby.training.run import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "configs" / "recipes"

@@ -29,10 +29,10 @@ from agents.td import CHECKPOINTS
 from engine.formats import MatchState
 from vrhcaby.cli import main as cli
 from vrhcaby.cli.dice import parse_sheet
-from vrhcaby.cli.train import TrainConfig, find_inputs
 from vrhcaby.equity.outcomes import consistent
 from vrhcaby.io.external import fibs_board, parse_fibs_board
 from vrhcaby.play.rollout_results import RolloutResult
+from vrhcaby.training.run import TrainConfig, find_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 START = "4HPwATDgc/ABMA"
