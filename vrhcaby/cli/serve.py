@@ -16,7 +16,7 @@ import signal
 import socket
 from collections.abc import Iterator
 
-from vrhcaby.cli.common import UsageError
+from vrhcaby.cli.common import StopSignals, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -100,7 +100,12 @@ def run(args: argparse.Namespace) -> int:
         Limits(queue=args.queue, threads=args.threads, rollout_trials=args.max_trials),
         warm=False,
     )
-    app.state.service.warm()  # before the line: the first request answers as the next
+    with StopSignals():  # a signal while warming stops it too, as cleanly
+        try:
+            app.state.service.warm()  # before the line: the first request answers as fast
+        except KeyboardInterrupt:
+            app.state.service.close()
+            return 0
     config = uvicorn.Config(
         app,
         log_level="warning",

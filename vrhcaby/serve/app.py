@@ -21,7 +21,7 @@ error of the service itself is a 500 with one line too, never a traceback.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -151,42 +151,39 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
     async def failed(_request: Request, exc: Exception) -> JSONResponse:
         return _problem(500, f"internal error: {type(exc).__name__}: {exc}")
 
-    async def answer(work: Callable[..., Any], *args: Any) -> Any:
-        return await service.run(work, *args)
-
     # --- analysis -----------------------------------------------------------------------
 
     @app.get("/hint", tags=["analysis"])
     async def hint_get(q: Annotated[HintQuery, Query()]) -> dict:
         """The plays of a roll ranked by equity, with their probabilities (`hint --json`)."""
-        return await answer(service.hint, q.namespace())
+        return await service.run(service.hint, q.namespace())
 
     @app.post("/hint", tags=["analysis"])
     async def hint_post(body: HintRequest) -> dict:
         """`GET /hint` with a JSON body (the position may be a `board`)."""
-        return await answer(service.hint, body.namespace())
+        return await service.run(service.hint, body.namespace())
 
     @app.get("/cube", tags=["analysis"])
     async def cube_get(q: Annotated[PositionQuery, Query()]) -> dict:
         """The cube decision of the side on roll (`cube --json`)."""
-        return await answer(service.cube, q.namespace())
+        return await service.run(service.cube, q.namespace())
 
     @app.post("/cube", tags=["analysis"])
     async def cube_post(body: PositionBody) -> dict:
         """`GET /cube` with a JSON body."""
-        return await answer(service.cube, body.namespace())
+        return await service.run(service.cube, body.namespace())
 
     @app.get("/eval", tags=["analysis"])
     async def eval_get(request: Request) -> dict:
         """The position before the roll (`eval --json`): the options of `/cube`, or a
         position as wildbg writes it (`p0` .. `p25`)."""
         q = _query(PositionQuery, _wildbg_position(dict(request.query_params)))
-        return await answer(service.eval, q.namespace())
+        return await service.run(service.eval, q.namespace())
 
     @app.post("/eval", tags=["analysis"])
     async def eval_post(body: PositionBody) -> dict:
         """`GET /eval` with a JSON body."""
-        return await answer(service.eval, body.namespace())
+        return await service.run(service.eval, body.namespace())
 
     @app.get("/move", tags=["analysis"])
     async def move(request: Request) -> dict:
@@ -197,14 +194,14 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
         if None in dice:
             raise ValueError("give the roll as die1 and die2")
         q = _query(HintQuery, {**params, "dice": f"{dice[0]}{dice[1]}"})
-        return await answer(service.hint, q.namespace())
+        return await service.run(service.hint, q.namespace())
 
     # --- the board --------------------------------------------------------------------
 
     @app.get("/moves", tags=["board"])
     async def moves(q: Annotated[MovesQuery, Query()]) -> dict:
         """Every legal play of a position and roll (`moves --json`)."""
-        return await answer(service.moves, q.position, q.dice, q.variant)
+        return await service.run(service.moves, q.position, q.dice, q.variant)
 
     @app.get(
         "/show",
@@ -216,7 +213,7 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
         JSON (`show --json`) with `format=json`; the position as `position` or as wildbg
         writes it (`p0` .. `p25`). Fields: `ShowQuery`."""
         q = _query(ShowQuery, _wildbg_position(dict(request.query_params)))
-        svg, doc = await answer(service.show, q.position, q.play)
+        svg, doc = await service.run(service.show, q.position, q.play)
         if q.format == "json":
             return JSONResponse(doc)
         return Response(svg, media_type="image/svg+xml")
@@ -225,14 +222,14 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
     async def analyse(body: AnalyseRequest) -> dict:
         """A match or money session (a `.mat` file's text) judged: each player's error
         rates, marked moves and worst decisions (`analyse FILE --json`)."""
-        return await answer(service.analyse, body.mat, body.name, body.namespace())
+        return await service.run(service.analyse, body.mat, body.name, body.namespace())
 
     # --- rollouts -----------------------------------------------------------------------
 
     @app.post("/rollout", tags=["rollout"], status_code=202)
     async def rollout_start(body: RolloutRequest) -> dict:
         """Start a rollout job; its id and state. Fetch it at `/rollout/{id}`."""
-        job = await answer(service.start_rollout, body.namespace())
+        job = await service.run(service.start_rollout, body.namespace())
         return job.to_json()
 
     @app.get("/rollout/{job_id}", tags=["rollout"])
