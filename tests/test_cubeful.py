@@ -294,7 +294,8 @@ def test_bad_cube_plies_say_so(spec: str, message: str) -> None:
 
 
 def test_agent_decides_by_the_search(boards: list[np.ndarray]) -> None:
-    """cube_plies=1: the agent doubles, takes and resigns by the 1-ply search; 0: as before."""
+    """cube_plies=1: the agent doubles, takes, beavers and resigns by the 1-ply search; 0: as
+    before."""
     evaluator = GnubgEvaluator()
     deep = TDAgent(evaluator, cube_plies=1, efficiency=PYPI)
     flat = TDAgent(evaluator, efficiency=PYPI)
@@ -311,6 +312,14 @@ def test_agent_decides_by_the_search(boards: list[np.ndarray]) -> None:
         assert flat.cube_decision(position, ctx) == decisions.cube_decision(
             p0, board, ctx, params=PYPI
         )
+    money = GameContext(jacoby=True, beavers=True)
+    beavered = 0
+    for board in boards[:30]:
+        taker = engine.Position(board).flip()
+        found, _ = cubeful.cube_decision(evaluator, board, money, 1, params=PYPI, beavers=True)
+        assert deep.beaver_decision(taker, money.flip()) == (found.take and found.beaver)
+        beavered += found.beaver
+    assert beavered  # some of these doubles are beavers at 1 ply
 
 
 def test_cube_command_takes_cube_plies(boards: list[np.ndarray], capsys, monkeypatch) -> None:
