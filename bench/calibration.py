@@ -29,9 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import load_agent  # noqa: E402
+from vrhcaby.equity.outcomes import OUTCOMES  # noqa: E402
 from vrhcaby.io.plot import reliability_svg  # noqa: E402
 from vrhcaby.nn.checkpoint import write_atomic  # noqa: E402
-from vrhcaby.play.calibration import EVENTS, GROUPS, selfplay_predictions  # noqa: E402
+from vrhcaby.play.calibration import GROUPS, selfplay_predictions  # noqa: E402
 
 DRAWN = ("win", "win_gammon", "lose_gammon")
 
@@ -39,7 +40,7 @@ DRAWN = ("win", "win_gammon", "lose_gammon")
 def print_tables(report: dict) -> None:
     """The decile tables of each event, all turns, then per group."""
     for group in ("all", *GROUPS):
-        for event in EVENTS:
+        for event in OUTCOMES:
             rows = report[group][event]
             worst = max(abs(r["gap"]) for r in rows)
             print(

@@ -13,7 +13,12 @@ import pytest
 
 from agents import load_agent
 from vrhcaby.io.plot import reliability_svg
-from vrhcaby.play.calibration import calibration_table, happened, selfplay_predictions
+from vrhcaby.play.calibration import (
+    Predictions,
+    calibration_table,
+    happened,
+    selfplay_predictions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,6 +90,19 @@ def test_outcomes_become_the_five_events() -> None:
         [0, 0, 0, 1, 1],
     ]
     np.testing.assert_array_equal(got, np.array(want, dtype=bool))
+
+
+def test_the_report_names_the_events_as_its_json_always_has() -> None:
+    """The field names are a public contract (the bench's JSON): the five events by name,
+    each the column of `happened` it names."""
+    names = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+    outcome = np.array([3, 2, 1, -1, -2, -3] * 4)
+    predicted = happened(outcome).astype(float)
+    report = Predictions(predicted, outcome, np.arange(24) // 6, np.full(24, "race")).report(2)
+    assert tuple(report["all"]) == names
+    for k, name in enumerate(names):
+        hits = sum(row["realised"] * row["count"] for row in report["all"][name])
+        assert hits == happened(outcome)[:, k].sum()
 
 
 def test_self_play_records_each_turn_with_its_games_result() -> None:

@@ -23,6 +23,7 @@ from vrhcaby.play.cube_judge import (
     GnubgCubeJudge,
     doubler_errors,
     match_id,
+    probability_errors,
     recorded_decisions,
     taker_errors,
 )
@@ -110,6 +111,19 @@ def test_errors_follow_the_plain_rule_on_random_decisions() -> None:
     want = [_reference(*x) for x in zip(nd, dt, dp, doubled, took, strict=True)]
     np.testing.assert_allclose(doubler_errors(nd, dt, dp, doubled), [w[0] for w in want])
     np.testing.assert_allclose(taker_errors(dt, dp, took), [w[1] for w in want])
+
+
+def test_probability_errors_are_named_and_follow_a_plain_loop() -> None:
+    """Mean absolute error and bias of P(win), P(win gammon), P(lose gammon) (columns 0, 1
+    and 3), under the JSON field names the bench has always written."""
+    rng = np.random.default_rng(8)
+    predicted, judged = rng.random((2, 40, 5))
+    got = probability_errors(predicted, judged)
+    assert list(got) == ["win", "win_gammon", "lose_gammon"]
+    for name, k in (("win", 0), ("win_gammon", 1), ("lose_gammon", 3)):
+        d = [predicted[i][k] - judged[i][k] for i in range(40)]
+        assert got[name]["mae"] == pytest.approx(sum(abs(x) for x in d) / 40)
+        assert got[name]["bias"] == pytest.approx(sum(d) / 40)
 
 
 def test_the_summary_reports_millipoints_and_paired_differences() -> None:

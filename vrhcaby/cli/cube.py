@@ -14,11 +14,11 @@ import argparse
 import json
 
 from vrhcaby.cli.hint import (
-    PROBABILITY_NAMES,
     add_position_arguments,
     add_variant_argument,
     percent,
 )
+from vrhcaby.equity.outcomes import SHORT_NAMES
 from vrhcaby.io.answers import cube_json, evaluate
 
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(cube_json(ev, rules)))
         return 0
     d = ev.decision
-    names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)
+    names = " ".join(f"{n:>6}" for n in SHORT_NAMES)
     print(f"Cube analysis ({setting}; cube efficiency {ev.x:.3f})")
     print(f"  {names}")
     print(f"  {percent(ev.probabilities)}")

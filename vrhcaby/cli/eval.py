@@ -12,11 +12,11 @@ import argparse
 import json
 
 from vrhcaby.cli.hint import (
-    PROBABILITY_NAMES,
     add_position_arguments,
     add_variant_argument,
     percent,
 )
+from vrhcaby.equity.outcomes import SHORT_NAMES
 from vrhcaby.io.answers import eval_json, evaluate
 
 
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         out = eval_json(ev, rules)
         print(json.dumps(out))
         return 0
-    names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)
+    names = " ".join(f"{n:>6}" for n in SHORT_NAMES)
     print(f"Evaluation ({setting})")
     print(f"  {names}")
     print(f"  {percent(ev.probabilities)}")

@@ -22,6 +22,7 @@ import json
 import engine
 from engine.waiting import waiting_id
 from vrhcaby.cli.common import add_money_rules_arguments
+from vrhcaby.equity.outcomes import SHORT_NAMES
 from vrhcaby.io.answers import (
     describe_context,
     hint,
@@ -38,9 +39,6 @@ from vrhcaby.io.answers import (
     read_variant_position,
     variant_agent,
 )
-
-PROBABILITY_NAMES = ("W", "W(g)", "W(bg)", "L(g)", "L(bg)")
-
 
 # --- options shared by hint, cube and eval ------------------------------------------
 
@@ -160,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"Equity: {kind}, {unit}; probabilities in % after the play.")
     best = ranked[0].equity
     width = max(len(str(c.play)) for c in shown)
-    names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)
+    names = " ".join(f"{n:>6}" for n in SHORT_NAMES)
     print(f"{'#':>3}  {'play':<{width}}  ply  {'equity':>7}  {'diff':>7}  {names}")
     for rank, c in enumerate(shown, 1):
         diff = "" if rank == 1 else f"{c.equity - best:+7.3f}"
@@ -205,7 +203,7 @@ def run_acey_deucey(args: argparse.Namespace) -> int:
         print("A 1-2 turn: the 1 and the 2, then the double chosen and its play.")
     best = ranked[0].equity
     width = max(len(str(c.play)) for c in shown)
-    names = " ".join(f"{n:>6}" for n in PROBABILITY_NAMES)
+    names = " ".join(f"{n:>6}" for n in SHORT_NAMES)
     print(f"{'#':>3}  {'turn':<{width}}  {'then':<11}  {'equity':>7}  {'diff':>7}  {names}")
     for rank, c in enumerate(shown, 1):
         diff = "" if rank == 1 else f"{c.equity - best:+7.3f}"

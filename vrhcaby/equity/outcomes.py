@@ -14,6 +14,13 @@ from typing import Any
 
 import numpy as np
 
+OUTCOMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+"""The five probabilities' names, in their order: a network's outputs, and the field names
+of the JSON that reports them one by one (calibration's events, the cube judge's errors)."""
+WIN, WIN_GAMMON, WIN_BACKGAMMON, LOSE_GAMMON, LOSE_BACKGAMMON = range(len(OUTCOMES))
+SHORT_NAMES = ("W", "W(g)", "W(bg)", "L(g)", "L(bg)")
+"""Their labels in the tables of `hint`, `eval` and `cube`, as GNU Backgammon heads them."""
+
 
 def equity(p: Any) -> Any:
     """Cubeless money equity of five probabilities (..., 5) for the side they belong to.

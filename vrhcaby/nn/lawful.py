@@ -29,8 +29,7 @@ import numpy as np
 from engine.classify import BEAROFF1, BEAROFF2, CONTACT, CRASHED, classify_boards
 from engine.game import game_value
 from vrhcaby.base.jit import in_numpy, lazy_jit
-
-WIN, WIN_GAMMON, WIN_BACKGAMMON, LOSE_GAMMON, LOSE_BACKGAMMON = range(5)
+from vrhcaby.equity.outcomes import LOSE_BACKGAMMON, LOSE_GAMMON, WIN_BACKGAMMON, WIN_GAMMON
 
 
 def _facts(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

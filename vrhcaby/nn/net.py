@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vrhcaby.base.jit import in_numpy, lazy_jit
-from vrhcaby.equity.outcomes import equity
+from vrhcaby.equity.outcomes import OUTCOMES, equity
 from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.encode import (
     FEATURES,
@@ -49,7 +49,6 @@ MAX_WEIGHTS = 100_000_000
 """The most weights (and biases) a network may have: 400 MB of float32, four times that
 to train with Adam. The largest network here has 1.2 million; a width mistyped by a few
 digits is refused when the config is read, not by an allocation after the games."""
-OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
 
 def check_weights(sizes: tuple[int, ...]) -> None:
@@ -111,7 +110,7 @@ class NetConfig:
     @property
     def sizes(self) -> tuple[int, ...]:
         """All layer widths, input to output."""
-        return (self.inputs, *self.hidden, len(OUTPUTS))
+        return (self.inputs, *self.hidden, len(OUTCOMES))
 
     def describe(self) -> str:
         """Layer widths and activation, e.g. ``198-80-5 sigmoid (tesauro)``."""

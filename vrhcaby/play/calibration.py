@@ -23,10 +23,9 @@ import numpy as np
 
 import engine
 from engine.classify import NAMES
+from vrhcaby.equity.outcomes import OUTCOMES
 from vrhcaby.play.cube_judge import pre_roll_probabilities
 
-#: The five probabilities of the side on roll, in the evaluator's order.
-EVENTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 #: How positions are grouped: engine.classify's classes folded into two.
 GROUPS = {"contact": ("contact", "crashed"), "race": ("race", "bearoff")}
 _NAMES = np.array(NAMES)
@@ -35,7 +34,7 @@ _NAMES = np.array(NAMES)
 def happened(outcome: np.ndarray) -> np.ndarray:
     """bool (N, 5): for the side on roll whose game ended with `outcome` (+1..+3 won, -1..-3
     lost, single, gammon, backgammon) whether it won, won a gammon or more, won a
-    backgammon, lost a gammon or more, lost a backgammon (the events of `EVENTS`)."""
+    backgammon, lost a gammon or more, lost a backgammon (the events `OUTCOMES` names)."""
     o = np.asarray(outcome)
     return np.stack([o > 0, o >= 2, o == 3, o <= -2, o == -3], axis=1)
 
@@ -65,7 +64,7 @@ class Predictions:
                 e: calibration_table(
                     self.probabilities[rows, k], hit[rows, k], self.game[rows], bins
                 )
-                for k, e in enumerate(EVENTS)
+                for k, e in enumerate(OUTCOMES)
             }
         return out
 

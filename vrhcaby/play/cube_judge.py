@@ -37,6 +37,7 @@ import numpy as np
 import engine
 from vrhcaby.base.files import read_arrays, write_npz
 from vrhcaby.equity.context import CubeOwner, GameContext
+from vrhcaby.equity.outcomes import LOSE_GAMMON, OUTCOMES, WIN, WIN_GAMMON
 from vrhcaby.play.judge import CLASSES
 from vrhcaby.play.match import MatchScore
 
@@ -395,9 +396,9 @@ def probability_errors(predicted: np.ndarray, judged: np.ndarray) -> dict[str, d
     """Mean absolute error and mean bias (predicted minus judged) of P(win), P(win gammon)
     and P(lose gammon): whether an agent's probabilities run high."""
     out = {}
-    for k, name in ((0, "win"), (1, "win_gammon"), (3, "lose_gammon")):
+    for k in (WIN, WIN_GAMMON, LOSE_GAMMON):
         d = predicted[:, k] - judged[:, k]
-        out[name] = {"mae": float(np.abs(d).mean()), "bias": float(d.mean())}
+        out[OUTCOMES[k]] = {"mae": float(np.abs(d).mean()), "bias": float(d.mean())}
     return out
 
 
