@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -328,6 +329,16 @@ def test_a_full_queue_is_refused_and_the_next_request_answers():
         asyncio.run(scenario())
     finally:
         service.close()
+
+
+def test_two_engine_threads_answer_concurrent_requests_alike(capsys):
+    params = {"position": MIDGAME, "dice": "52", "plies": 1}
+    with TestClient(create_app(Limits(threads=2))) as c, ThreadPoolExecutor(6) as pool:
+        # After the warm-up, as in the module's client: a process that has not loaded the
+        # compiled kernels yet values small batches in numpy, a millionth apart.
+        want = cli(capsys, "hint", MIDGAME, "52", "--plies", "1")
+        answers = list(pool.map(lambda _: c.get("/hint", params=params), range(18)))
+    assert all(ok(a) == want for a in answers)
 
 
 # --- a real server -------------------------------------------------------------------
