@@ -67,7 +67,9 @@ def add_position_arguments(
             "--plies", type=int, choices=(0, 1, 2), help="look-ahead (default: the agent's)"
         )
     parser.add_argument("--match-id", help="GNU Backgammon Match ID for a bare Position ID")
-    parser.add_argument("--match-to", type=int, help="match length in points")
+    parser.add_argument(
+        "--match-to", type=int, help="match length in points, 1 to 25 (0: money play)"
+    )
     parser.add_argument("--score", help="match score A-B, the side on roll's first")
     parser.add_argument(
         "--crawford", action="store_true", help="with --match-to: this is the Crawford game"

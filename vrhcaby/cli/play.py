@@ -476,7 +476,7 @@ def register(subparsers) -> None:
         help="standard (default), nackgammon, nackgammon-seed or acey-deucey",
     )
     parser.add_argument(
-        "--match-to", type=int, default=0, help="match length (default: money play)"
+        "--match-to", type=int, default=0, help="match length, 1 to 25 (default 0: money play)"
     )
     parser.add_argument("--seed", type=int, help="dice seed (default: random)")
     parser.add_argument("--no-cube", action="store_true", help="play without the cube")

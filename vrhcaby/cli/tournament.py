@@ -69,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="play N-point matches (default: money games)",
+        help="play N-point matches, 1 to 25 (default 0: money games)",
     )
     parser.add_argument(
         "--cube",
