@@ -28,6 +28,7 @@ COMMANDS = (
     "analyse",
     "train",
     "label",
+    "pipeline",
     "dice",
     "netset",
     "serve",

@@ -236,6 +236,10 @@ class CubeSet:
             raise ValueError(f"{path}: not a judged cube set (its arrays differ in length)")
         return judged
 
+    def first(self, n: int) -> CubeSet:
+        """The set of its first `n` decisions (all of them when it has fewer)."""
+        return CubeSet(**{f.name: getattr(self, f.name)[:n] for f in fields(self)})
+
     @classmethod
     def concat(cls, parts: list[CubeSet]) -> CubeSet:
         """One set of the decisions of `parts`, in order."""

@@ -11,7 +11,7 @@ choice still counts as an error. Needs the `gnubg-nn` package.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +146,22 @@ class Judged:
         if sources is not None:
             sources = np.asarray(sources)[choice]
         return cls(boards, dice, classes, after, parent, judge(after), games, sources)
+
+    def first(self, n: int) -> Judged:
+        """The set of its first `n` positions (all of them when it has fewer), for a quick
+        yardstick: their plays, in order; `games` is kept."""
+        kept = self.parent < n
+        sources = None if self.sources is None else self.sources[:n]
+        return replace(
+            self,
+            boards=self.boards[:n],
+            dice=self.dice[:n],
+            classes=self.classes[:n],
+            after=self.after[kept],
+            parent=self.parent[kept],
+            equities=self.equities[kept],
+            sources=sources,
+        )
 
     def cost(self, chosen: np.ndarray) -> np.ndarray:
         """Equity given away by each chosen afterstate (N, 2, 25), one per position; a

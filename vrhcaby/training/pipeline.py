@@ -1,0 +1,640 @@
+"""Expert iteration as one resumable run (`vrhcaby pipeline --config RECIPE`).
+
+A recipe (`PipelineConfig`) names the whole method that made the shipped networks: a
+bootstrap (a TD(λ) run of `bootstrap`, a `TrainConfig`, or a network given as `init_from`),
+then generations of label → fit → judge → promote:
+
+- **label**: the champion's own self-play labelled by its own search (`generations.label`,
+  a `LabelConfig`; teacher and student are the champion, the seed the recipe's plus the
+  generation's number);
+- **fit**: the champion's network fitted to every label folder its search made
+  (`generations.fit`, a distillation `TrainConfig`), its best checkpoint (lowest held-out
+  loss) the new generation;
+- **judge**: the new network's checker play on the judged set (`vrhcaby.play.judge`,
+  the first `judge_decisions` of it) at each of `judge_plies`, and its cube error
+  (`vrhcaby.play.cube_judge`) when `cube_judge` names a set;
+- **promote**: the new generation becomes the champion if and only if its judged cost at
+  the first of `judge_plies` is below the champion's by at least `margin`; the run stops
+  after `patience` generations in a row without a promotion, or after `count`.
+
+Each stage is a process of its own (`vrhcaby train` or `vrhcaby label` on a config the
+pipeline writes under RUN_DIR/stages/, which can be run again by hand), so that its CPU
+time, its local worker processes' included, is measured (`resource.RUSAGE_CHILDREN`) and
+a kill of the pipeline ends it too (Linux's parent-death signal). The judge runs in this
+process. RUN_DIR/pipeline.json, written atomically after every step, says what was done,
+what is next, and what each stage cost in core-hours and seconds; rerunning the command
+skips the stages done, a label stage resumes by shards and a TD or fit stage from its
+newest checkpoint. RUN_DIR/STATUS.md says the same for people, RUN_DIR/generations.svg
+draws the judged cost per generation, and RUN_DIR/tb/ holds the TensorBoard logs (each
+training stage's, and the pipeline's per-generation scalars under tb/pipeline).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents import load_agent
+from agents.td import find_checkpoint
+from vrhcaby.base.config import to_dict
+from vrhcaby.io.plot import points_svg
+from vrhcaby.learn.config import EvalConfig
+from vrhcaby.learn.labels import LabelConfig
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.checkpoint import write_atomic
+from vrhcaby.play.judge import Judged
+from vrhcaby.training.run import TrainConfig
+
+STATE = "pipeline.json"
+STATUS = "STATUS.md"
+PICTURE = "generations.svg"
+
+
+def _no_evaluation() -> EvalConfig:
+    return EvalConfig(every=0)
+
+
+@dataclass(frozen=True)
+class GenerationsConfig:
+    """The generations: how each is labelled, fitted and judged, and when one is kept."""
+
+    count: int = 3
+    """Generations to run at most."""
+    label: LabelConfig = field(default_factory=LabelConfig)
+    """Each generation's label run; `name`, `teacher`, `student` and `out_dir` are set by
+    the pipeline (the champion labels its own self-play, into RUN_DIR/labels/genN) and
+    `seed` is this seed plus the generation's number."""
+    fit: TrainConfig = field(default_factory=lambda: TrainConfig(name="fit", eval=_no_evaluation()))
+    """Each generation's fit (its `distill` table); `name`, `init_from`, `distill.labels`,
+    `checkpoint_dir` and `runs_dir` are set by the pipeline (the champion's network,
+    fitted to every label folder of the champion's search), and `net` is the bootstrap's
+    when the pipeline ran one."""
+    judge: str = "data/judge/gnubg-2ply.npz"
+    """The judged set of checker plays (`vrhcaby.play.judge.Judged`), from the working
+    directory or the checkout."""
+    judge_decisions: int = 0
+    """Judge on the set's first this many decisions (0: all of them)."""
+    judge_plies: tuple[int, ...] = (0,)
+    """Search depths each generation is judged at; the first one decides promotion."""
+    cube_judge: str = ""
+    """A judged set of cube decisions (`vrhcaby.play.cube_judge.CubeSet`, e.g.
+    data/judge/gnubg-cube-2ply.npz) for a cube-error column ("": none)."""
+    cube_decisions: int = 0
+    """Judge the cube on the set's first this many decisions (0: all of them)."""
+    margin: float = 0.0
+    """A generation is promoted only if its judged cost is below its teacher's by at
+    least this much (equity per decision)."""
+    patience: int = 1
+    """Stop after this many generations in a row without a promotion."""
+
+    def __post_init__(self) -> None:
+        if self.count < 0 or self.patience < 1:
+            raise ValueError(
+                f"generations.count must be 0 or more and generations.patience at least 1, "
+                f"got {self.count} and {self.patience}"
+            )
+        if not self.judge_plies or any(p not in (0, 1, 2) for p in self.judge_plies):
+            raise ValueError(f"generations.judge_plies must be 0, 1 or 2, got {self.judge_plies}")
+        if self.judge_decisions < 0 or self.cube_decisions < 0 or not math.isfinite(self.margin):
+            raise ValueError("judge_decisions and cube_decisions must be 0 or more")
+        if self.margin < 0:
+            raise ValueError(f"generations.margin must be 0 or more, got {self.margin}")
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """One expert-iteration run (`vrhcaby pipeline --config RECIPE`)."""
+
+    name: str = "pipeline"
+    """The run's name (its stages' checkpoints are named after it)."""
+    run_dir: str = "runs/pipeline"
+    """The run's folder: its state, stages, checkpoints, labels, logs and picture."""
+    variant: str = "standard"
+    """The game variant; the label runs and the judged sets are of standard play, the
+    only variant generations support so far."""
+    seed: int = 1
+    """Seed of the bootstrap, the fits and (plus the generation) the labels."""
+    init_from: str = ""
+    """Start the generations from this network (a path or a shipped network's name)
+    instead of a TD bootstrap."""
+    bootstrap: TrainConfig = field(default_factory=lambda: TrainConfig(name="bootstrap"))
+    """The TD(λ) bootstrap when `init_from` is empty; its `name`, `seed`, `variant`,
+    `checkpoint_dir` and `runs_dir` are set by the pipeline."""
+    generations: GenerationsConfig = field(default_factory=GenerationsConfig)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"\w[\w.+-]*", self.name):
+            raise ValueError(f"name must be a file-name part, got {self.name!r:.60}")
+        if self.variant != "standard":
+            raise ValueError(
+                f"variant {self.variant!r}: the pipeline's labels and judged sets are of "
+                "standard play only (so far)"
+            )
+        if self.bootstrap.game != "backgammon" or self.bootstrap.distilling:
+            raise ValueError("bootstrap must be a backgammon TD run (no distill.labels)")
+        if self.seed < 0:
+            raise ValueError(f"seed must be 0 or more, got {self.seed}")
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.run_dir)
+
+
+class RecipeChanged(ValueError):
+    """The recipe differs from the one the run folder was started with."""
+
+
+# ---- the state of a run ---------------------------------------------------------------
+
+
+@dataclass
+class State:
+    """What `pipeline.json` holds: the recipe, the stages and the generations."""
+
+    path: Path
+    recipe: dict[str, Any]
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Stage name -> its record: status (running, done), outputs, core_hours, seconds."""
+    generations: list[dict[str, Any]] = field(default_factory=list)
+    """Generation 0 (the bootstrap) and each judged generation: network, judged costs,
+    cube error, labels, epochs, core-hours, promoted."""
+    next: str = ""
+    """The stage to run next ("" when the run is over)."""
+    stopped: str = ""
+    """Why the run ended ("" while it is not over)."""
+
+    @classmethod
+    def open(cls, cfg: PipelineConfig, force: bool = False) -> State:
+        """The run folder's state, or a fresh one; a `RecipeChanged` naming the first
+        changed key when the folder was started with another recipe (unless `force`)."""
+        path = cfg.folder / STATE
+        recipe = to_dict(cfg)
+        if not path.exists():
+            return cls(path, recipe)
+        try:
+            saved = json.loads(path.read_text())
+            stages, generations = saved["stages"], saved["generations"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: not a pipeline state ({type(exc).__name__})") from None
+        if not force:
+            old, new = _flat(saved.get("recipe", {})), _flat(recipe)
+            for key in sorted(old.keys() | new.keys()):
+                if old.get(key) != new.get(key):
+                    raise RecipeChanged(
+                        f"recipe key {key} changed since {cfg.folder} was started "
+                        f"({old.get(key)!r} -> {new.get(key)!r}); pass --force to go on "
+                        "with the new recipe, or give the run another run_dir"
+                    )
+        return cls(
+            path, recipe, stages, generations, saved.get("next", ""), saved.get("stopped", "")
+        )
+
+    def save(self) -> None:
+        """Write the state atomically, then STATUS.md."""
+        document = {
+            "recipe": self.recipe,
+            "stages": self.stages,
+            "generations": self.generations,
+            "next": self.next,
+            "stopped": self.stopped,
+            "core_hours": sum(s.get("core_hours", 0.0) for s in self.stages.values()),
+        }
+        write_atomic(self.path, json.dumps(document, indent=1) + "\n")
+        write_atomic(self.path.parent / STATUS, status_text(document))
+
+
+def _flat(recipe: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in recipe.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def status_text(document: dict[str, Any]) -> str:
+    """The run's state for people: the stages, the generations, what is next."""
+    lines = ["# Pipeline status", ""]
+    lines.append(f"Next: {document['next'] or '(nothing: the run is over)'}")
+    if document["stopped"]:
+        lines.append(f"Stopped: {document['stopped']}")
+    lines += [f"Core-hours so far: {document['core_hours']:.4f}", "", "## Stages", ""]
+    lines += ["| stage | status | core-hours | seconds |", "|-|-|-|-|"]
+    for name, stage in document["stages"].items():
+        lines.append(
+            f"| {name} | {stage['status']} | {stage.get('core_hours', 0.0):.4f} | "
+            f"{stage.get('seconds', 0.0):.1f} |"
+        )
+    lines += ["", "## Generations", ""]
+    lines += [
+        "| generation | judged cost | cube error (mp) | labels | epochs | core-hours | promoted |",
+        "|-|-|-|-|-|-|-|",
+    ]
+    for g in document["generations"]:
+        judged = ", ".join(f"{p}-ply {c:.5f}" for p, c in g["judged"].items())
+        cube = "" if g.get("cube_error") is None else f"{g['cube_error']:.2f}"
+        lines.append(
+            f"| {g['generation']} | {judged} | {cube} | {g.get('labels', '')} | "
+            f"{g.get('epochs', '')} | {g.get('core_hours', 0.0):.4f} | {g.get('promoted', '')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# ---- running a stage ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Where the stages run: label processes or Ray, the bootstrap's torch device."""
+
+    jobs: int = 1
+    backend: str = "local"
+    address: str | None = None
+    device: str = ""
+    no_progress: bool = True
+
+
+def _children_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _die_with_parent() -> None:
+    """In a stage's process before it runs: be killed when the pipeline dies (Linux's
+    parent-death signal; elsewhere nothing), so a SIGKILL leaves no stage running."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def write_toml(path: Path, config: Any) -> Path:
+    """Write a config dataclass as a TOML file (atomically) that `load_config` reads back
+    as the same config."""
+    lines: list[str] = []
+
+    def table(values: dict[str, Any], prefix: str) -> None:
+        if prefix:
+            lines.append(f"\n[{prefix}]")
+        nested = {k: v for k, v in values.items() if isinstance(v, dict)}
+        for key, value in values.items():
+            if key not in nested:
+                lines.append(f"{key} = {_toml_value(value)}")
+        for key, value in nested.items():
+            table(value, f"{prefix}.{key}" if prefix else key)
+
+    table(to_dict(config), "")
+    return write_atomic(path, "\n".join(lines) + "\n")
+
+
+@contextlib.contextmanager
+def _forwarding(child: Callable[[], subprocess.Popen | None]) -> Iterator[list[int]]:
+    """While a stage runs, SIGTERM to the pipeline is passed on to it (Ctrl-C reaches it
+    anyway, through the terminal's process group); the signals received are listed."""
+    received: list[int] = []
+
+    def forward(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        process = child()
+        if process is not None and process.poll() is None:
+            process.send_signal(signum)
+
+    old = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield received
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+class Stopped(Exception):
+    """A stage ended by a signal or with an error: the pipeline stops (its exit status)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def run_stage(state: State, name: str, argv: list[str], log: Path) -> None:
+    """Run one stage's command (`python -m vrhcaby.cli ARGV`), its output appended to
+    `log`; its CPU time (its processes' and their workers') and seconds added to the
+    stage's record, saved whether it ends or not; a `Stopped` if it does not end well."""
+    record = state.stages.setdefault(name, {"status": "running", "core_hours": 0.0, "seconds": 0.0})
+    record["status"] = "running"
+    record["attempts"] = record.get("attempts", 0) + 1
+    state.next = name
+    state.save()
+    cpu, wall = _children_seconds(), time.perf_counter()
+    process: subprocess.Popen | None = None
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as out, _forwarding(lambda: process) as received:
+        out.write(f"$ vrhcaby {' '.join(argv)}\n")
+        out.flush()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "vrhcaby.cli", *argv],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+        status = process.wait()
+    record["core_hours"] += (_children_seconds() - cpu) / 3600
+    record["seconds"] += time.perf_counter() - wall
+    state.save()
+    if received or status:
+        code = 128 + received[0] if received else status
+        raise Stopped(code, f"stage {name} ended with status {status}; see {log}")
+
+
+def finish_stage(state: State, name: str, **outputs: Any) -> dict[str, Any]:
+    """Mark a stage done with its outputs, and save."""
+    record = state.stages.setdefault(name, {"core_hours": 0.0, "seconds": 0.0})
+    record.update(outputs, status="done")
+    state.save()
+    return record
+
+
+def _done(state: State, name: str) -> bool:
+    return state.stages.get(name, {}).get("status") == "done"
+
+
+def _resume_flag(cfg: TrainConfig) -> list[str]:
+    ckdir = checkpoint.CheckpointDir(cfg.checkpoint_dir, cfg.name, cfg.keep)
+    return ["--resume"] if ckdir.latest() is not None else []
+
+
+# ---- the stages -----------------------------------------------------------------------
+
+
+def bootstrap(cfg: PipelineConfig, state: State, res: Resources) -> tuple[str, TrainConfig]:
+    """The first champion: `init_from`'s network, or a TD run's best (else last)
+    checkpoint; and the network config the fits use."""
+    fit = cfg.generations.fit
+    if cfg.init_from:
+        return str(find_checkpoint(cfg.init_from)), fit
+    folder = cfg.folder
+    td = replace(
+        cfg.bootstrap,
+        name=f"{cfg.name}-bootstrap",
+        seed=cfg.seed,
+        variant=cfg.variant,
+        checkpoint_dir=str(folder / "checkpoints"),
+        runs_dir=str(folder / "tb"),
+    )
+    fit = replace(fit, net=td.net)
+    name = "bootstrap"
+    if not _done(state, name):
+        config = write_toml(folder / "stages" / f"{name}.toml", td)
+        argv = ["train", "--config", str(config), "--no-progress", *_resume_flag(td)]
+        if res.device:
+            argv += ["--device", res.device]
+        run_stage(state, name, argv, folder / "logs" / f"{name}.log")
+        ckdir = checkpoint.CheckpointDir(td.checkpoint_dir, td.name, td.keep)
+        best = ckdir.best_path if ckdir.best_path.exists() else ckdir.latest()
+        finish_stage(state, name, network=str(best), games=td.games)
+    return str(state.stages[name]["network"]), fit
+
+
+def label(
+    cfg: PipelineConfig, state: State, res: Resources, generation: int, teacher: str
+) -> dict[str, Any]:
+    """Generation `generation`'s labels: the champion's search on its own self-play."""
+    name = f"gen{generation}/label"
+    config = replace(
+        cfg.generations.label,
+        name=f"gen{generation}",
+        teacher=teacher,
+        student=teacher,
+        seed=cfg.generations.label.seed + cfg.seed + generation,
+        out_dir=str(cfg.folder / "labels"),
+    )
+    if not _done(state, name):
+        path = write_toml(cfg.folder / "stages" / f"gen{generation}-label.toml", config)
+        argv = ["label", "--config", str(path), "--no-progress", "--backend", res.backend]
+        summary = cfg.folder / "logs" / f"gen{generation}-label.json"
+        argv += ["--json", str(summary)]
+        argv += ["--address", res.address] if res.address else []
+        argv += ["--jobs", str(res.jobs)] if res.backend == "local" else []
+        run_stage(state, name, argv, cfg.folder / "logs" / f"gen{generation}-label.log")
+        made = json.loads(summary.read_text())
+        finish_stage(
+            state,
+            name,
+            folder=str(config.folder),
+            teacher=teacher,
+            labels=made["labels_held"],
+            shards=made["shards_held"],
+        )
+    return state.stages[name]
+
+
+def fit(
+    cfg: PipelineConfig, state: State, generation: int, teacher: str, base: TrainConfig
+) -> dict[str, Any]:
+    """Generation `generation`'s fit: the champion's network fitted to every label folder
+    of the champion's search (this generation's and those of generations it taught and
+    that were refused)."""
+    name = f"gen{generation}/fit"
+    folders = [
+        s["folder"]
+        for key, s in state.stages.items()
+        if key.endswith("/label") and s.get("teacher") == teacher and s["status"] == "done"
+    ]
+    run = replace(
+        base,
+        name=f"{cfg.name}-gen{generation}",
+        seed=cfg.seed,
+        init_from=teacher,
+        checkpoint_dir=str(cfg.folder / "checkpoints"),
+        runs_dir=str(cfg.folder / "tb"),
+        distill=replace(base.distill, labels=tuple(folders)),
+    )
+    if not _done(state, name):
+        path = write_toml(cfg.folder / "stages" / f"gen{generation}-fit.toml", run)
+        argv = ["train", "--config", str(path), "--no-progress", *_resume_flag(run)]
+        run_stage(state, name, argv, cfg.folder / "logs" / f"gen{generation}-fit.log")
+        ckdir = checkpoint.CheckpointDir(run.checkpoint_dir, run.name, run.keep)
+        best = ckdir.best_path if ckdir.best_path.exists() else ckdir.latest()
+        finish_stage(
+            state, name, network=str(best), epochs=run.distill.epochs, label_folders=folders
+        )
+    return state.stages[name]
+
+
+def judged_set(cfg: GenerationsConfig) -> Judged:
+    """The judged set of checker plays, cut to its first `judge_decisions`."""
+    judged = Judged.load(_data_file(cfg.judge))
+    return judged.first(cfg.judge_decisions) if cfg.judge_decisions else judged
+
+
+def _data_file(name: str) -> Path:
+    path = Path(name)
+    if path.exists() or path.is_absolute():
+        return path
+    return Path(__file__).resolve().parents[2] / path
+
+
+def judge(cfg: GenerationsConfig, network: str) -> dict[str, Any]:
+    """A network's judged cost (mean and standard error) at each of `judge_plies`, and
+    its cube error in millipoints per decision when `cube_judge` names a set."""
+    judged = judged_set(cfg)
+    costs, errors = {}, {}
+    for plies in cfg.judge_plies:
+        cost = judged.cost(judged.choose(load_agent(f"td:{network}?plies={plies}")))
+        costs[str(plies)] = float(cost.mean())
+        errors[str(plies)] = float(cost.std() / np.sqrt(len(cost)))
+    out: dict[str, Any] = {"judged": costs, "judged_se": errors, "decisions": len(judged.boards)}
+    if cfg.cube_judge:
+        from vrhcaby.play.cube_judge import CubeSet
+
+        cubes = CubeSet.load(_data_file(cfg.cube_judge))
+        if cfg.cube_decisions:
+            cubes = cubes.first(cfg.cube_decisions)
+        answers = cubes.answers(load_agent(f"td:{network}"))
+        out["cube_error"] = float(1000 * cubes.errors(*answers).total.mean())
+    return out
+
+
+def judge_stage(state: State, name: str, cfg: GenerationsConfig, network: str) -> dict[str, Any]:
+    """A judge stage in this process: its CPU time and seconds recorded."""
+    if _done(state, name):
+        return state.stages[name]
+    cpu, wall = time.process_time(), time.perf_counter()
+    state.next = name
+    result = judge(cfg, network)
+    hours = (time.process_time() - cpu) / 3600
+    return finish_stage(
+        state, name, core_hours=hours, seconds=time.perf_counter() - wall, network=network, **result
+    )
+
+
+def promoted(cost: float, teacher_cost: float, margin: float) -> bool:
+    """The promotion rule: a generation replaces its teacher if and only if its judged cost
+    is below the teacher's by at least `margin`."""
+    return cost < teacher_cost - margin
+
+
+def run_pipeline(cfg: PipelineConfig, res: Resources = Resources(), force: bool = False) -> int:
+    """Run (or resume) the recipe's stages; 0 when the run is over, else the status of the
+    stage that stopped it (130 after Ctrl-C, 143 after SIGTERM)."""
+    state = State.open(cfg, force)
+    state.recipe = to_dict(cfg)
+    cfg.folder.mkdir(parents=True, exist_ok=True)
+    state.save()
+    try:
+        status = _generations(cfg, state, res)
+    except Stopped as stop:
+        print(f"stopped: {stop}; run the same command again to continue", file=sys.stderr)
+        return stop.status
+    write_atomic(cfg.folder / PICTURE, picture(state.generations, cfg.name))
+    print(f"{cfg.name}: {state.stopped}; see {cfg.folder / STATUS}")
+    return status
+
+
+def _generations(cfg: PipelineConfig, state: State, res: Resources) -> int:
+    gens = cfg.generations
+    champion, base = bootstrap(cfg, state, res)
+    zero = judge_stage(state, "gen0/judge", gens, champion)
+    stages = state.stages
+    state.generations = [_generation(0, zero, stages.get("bootstrap"), None, True)]
+    teacher_cost = zero["judged"][str(gens.judge_plies[0])]
+    stale = 0
+    state.stopped = f"{gens.count} generations run"
+    for k in range(1, gens.count + 1):
+        labelled = label(cfg, state, res, k, champion)
+        fitted = fit(cfg, state, k, champion, base)
+        judged = judge_stage(state, f"gen{k}/judge", gens, fitted["network"])
+        cost = judged["judged"][str(gens.judge_plies[0])]
+        keep = promoted(cost, teacher_cost, gens.margin)
+        state.generations.append(_generation(k, judged, labelled, fitted, keep, champion))
+        _log_generation(cfg, state.generations[-1])
+        if keep:
+            champion, teacher_cost, stale = fitted["network"], cost, 0
+        else:
+            stale += 1
+        if stale >= gens.patience:
+            state.stopped = f"{stale} generation(s) without gain (patience {gens.patience})"
+            break
+    state.next = ""
+    state.stages["result"] = {"status": "done", "champion": champion, "core_hours": 0.0}
+    state.save()
+    return 0
+
+
+def _generation(
+    k: int,
+    judged: dict[str, Any],
+    labelled: dict[str, Any] | None,
+    fitted: dict[str, Any] | None,
+    promoted: bool,
+    teacher: str | None = None,
+) -> dict[str, Any]:
+    """A generation's line of the report."""
+    stages = [s for s in (labelled, fitted, judged) if s]
+    return {
+        "generation": k,
+        "network": judged["network"],
+        "teacher": teacher,
+        "judged": judged["judged"],
+        "judged_se": judged["judged_se"],
+        "cube_error": judged.get("cube_error"),
+        "labels": (labelled or {}).get("labels"),
+        "epochs": (fitted or {}).get("epochs"),
+        "core_hours": sum(s.get("core_hours", 0.0) for s in stages),
+        "promoted": promoted,
+    }
+
+
+def _log_generation(cfg: PipelineConfig, generation: dict[str, Any]) -> None:
+    """A generation's TensorBoard scalars (RUN_DIR/tb/pipeline)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    k = generation["generation"]
+    with SummaryWriter(str(cfg.folder / "tb" / "pipeline")) as writer:
+        for plies, cost in generation["judged"].items():
+            writer.add_scalar(f"eval/judged_cost_{plies}ply", cost, k)
+        if generation["cube_error"] is not None:
+            writer.add_scalar("eval/cube_error_millipoints", generation["cube_error"], k)
+        writer.add_scalar("charts/labels", generation["labels"] or 0, k)
+        writer.add_scalar("charts/core_hours", generation["core_hours"], k)
+        writer.add_scalar("charts/promoted", float(generation["promoted"]), k)
+
+
+def picture(generations: list[dict[str, Any]], name: str) -> str:
+    """The judged cost per generation (at the first depth judged), as an SVG picture."""
+    first = next(iter(generations[0]["judged"])) if generations else "0"
+    return points_svg(
+        [f"gen{g['generation']}" + ("" if g["promoted"] else " (refused)") for g in generations],
+        [g["judged"][first] for g in generations],
+        [g["judged_se"][first] for g in generations],
+        {},
+        f"{name}: equity lost per decision at {first} ply, judged by GNU Backgammon",
+        "equity per decision",
+    )
+
+
+def status(cfg: PipelineConfig) -> str:
+    """The run's STATUS.md (a line saying it has not started, when it has not)."""
+    path = cfg.folder / STATUS
+    return path.read_text() if path.exists() else f"{cfg.folder}: not started\n"
