@@ -120,12 +120,21 @@ def test_a_money_cube_given_as_value_and_owner_is_the_match_ids(client, capsys):
     import engine
 
     # The side on roll is player 1 of the Match ID; its opponent, player 0, owns the cube.
-    state = engine.MatchState(cube_value=4, cube_owner=0, dice_owner=1)
+    state = engine.MatchState(cube_value=4, cube_owner=0, dice_owner=1, jacoby=True)
     want = cli(capsys, "cube", f"{MIDGAME}:{engine.match_id(state)}")
     got = ok(
         client.get("/cube", params={"position": MIDGAME, "cube_value": 4, "cube_owner": "opponent"})
     )
     assert got == want and got["available"] is False  # the opponent owns the cube
+    # A centred cube of 1 is the bare Position ID's money game (the Jacoby rule on).
+    centred = {"position": MIDGAME, "cube_value": 1, "cube_owner": "centre"}
+    assert ok(client.get("/cube", params=centred)) == cli(capsys, "cube", MIDGAME)
+    # /show draws the same state: the cube at 2 owned by the side on roll.
+    mine = engine.MatchState(cube_value=2, cube_owner=1, dice_owner=1, jacoby=True)
+    params = {"position": MIDGAME, "cube_value": 2, "cube_owner": "me", "format": "json"}
+    assert ok(client.get("/show", params=params)) == cli(
+        capsys, "show", f"{MIDGAME}:{engine.match_id(mine)}"
+    )
 
 
 def test_wildbg_move_and_eval_read_the_position_as_wildbg_writes_it(client, capsys):

@@ -213,7 +213,7 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
         JSON (`show --json`) with `format=json`; the position as `position` or as wildbg
         writes it (`p0` .. `p25`). Fields: `ShowQuery`."""
         q = _query(ShowQuery, _wildbg_position(dict(request.query_params)))
-        svg, doc = await service.run(service.show, q.position, q.play)
+        svg, doc = await service.run(service.show, q.position_text(), q.play)
         if q.format == "json":
             return JSONResponse(doc)
         return Response(svg, media_type="image/svg+xml")

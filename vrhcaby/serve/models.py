@@ -24,12 +24,15 @@ Board = Annotated[list[Row], Field(min_length=2, max_length=2)]
 
 
 def money_state_id(cube_value: int, cube_owner: str) -> str:
-    """The Match ID of a money game with this cube, the side on roll to play: how a
-    request gives the cube without a Match ID (`cube_owner`: centre, me, opponent)."""
+    """The Match ID of a money game with this cube, the side on roll to play, the Jacoby
+    rule on as for a bare Position ID: how a request gives the cube without a Match ID
+    (`cube_owner`: centre, me, opponent; a request's `jacoby` still decides)."""
     owners = {"centre": -1, "me": 1, "opponent": 0}
     if cube_owner not in owners:
         raise ValueError(f"cube_owner {cube_owner!r}: centre, me or opponent")
-    state = engine.MatchState(cube_value=cube_value, cube_owner=owners[cube_owner], dice_owner=1)
+    state = engine.MatchState(
+        cube_value=cube_value, cube_owner=owners[cube_owner], dice_owner=1, jacoby=True
+    )
     return engine.match_id(state)
 
 
@@ -134,6 +137,22 @@ class ShowQuery(BaseModel):
     position: str = Field(max_length=300, description="Position ID, ID:MatchID, XGID or start")
     play: str | None = Field(default=None, max_length=100, description="a play drawn as arrows")
     format: Literal["svg", "json"] = Field(default="svg", description="svg (the picture) or json")
+    cube_value: int | None = Field(
+        default=None, ge=1, le=1 << 15, description="money play: the cube drawn (no Match ID)"
+    )
+    cube_owner: Literal["centre", "me", "opponent"] | None = Field(
+        default=None, description="money play: the cube's owner drawn (no Match ID)"
+    )
+
+    def position_text(self) -> str:
+        """The position, with the money cube given as `cube_value`/`cube_owner` added
+        as a Match ID."""
+        if self.cube_value is None and self.cube_owner is None:
+            return self.position
+        if ":" in self.position:  # a Match ID or an XGID
+            raise ValueError("give the cube either in the position or as cube_value/cube_owner")
+        state = money_state_id(self.cube_value or 1, self.cube_owner or "centre")
+        return f"{self.position}:{state}"
 
 
 class RolloutRequest(BaseModel):

@@ -28,8 +28,8 @@ async function api(path, params) {
   return type.includes("json") ? response.json() : response.text();
 }
 
-async function drawBoard(position, caption, play) {
-  $("board").innerHTML = await api("/show", { position, play });
+async function drawBoard(position, caption, play, cube) {
+  $("board").innerHTML = await api("/show", { position, play, ...cube });
   $("board").dataset.position = position;
   $("board-caption").textContent = caption || "";
 }
@@ -276,7 +276,8 @@ async function newGame() {
   showScore();
   let mine = die(), theirs = die();
   while (mine === theirs) { mine = die(); theirs = die(); }
-  await drawBoard(game.human, "You are X, at the bottom; you move towards your 1-point.");
+  await drawBoard(game.human, "You are X, at the bottom; you move towards your 1-point.",
+    null, cubeFor("human"));
   if (mine > theirs) {
     status(`Opening roll: you ${mine}, bot ${theirs}. You start with ${mine}-${theirs}.`);
     await humanRolled([mine, theirs]);
@@ -328,20 +329,21 @@ async function humanRolled(dice) {
     button.textContent = move.play;
     button.addEventListener("click", () => humanPlays(move).catch(gameError));
     button.addEventListener("mouseenter", () => {
-      drawBoard(game.human, `Your roll ${dice.join("-")}: ${move.play}`, move.play)
+      drawBoard(game.human, `Your roll ${dice.join("-")}: ${move.play}`, move.play,
+        cubeFor("human"))
         .catch(() => {});
     });
     item.appendChild(button);
     list.appendChild(item);
   }
-  await drawBoard(game.human, `You rolled ${dice.join("-")}.`);
+  await drawBoard(game.human, `You rolled ${dice.join("-")}.`, null, cubeFor("human"));
 }
 
 async function humanPlays(move) {
   $("legal-plays").innerHTML = ""; // at once: one click, one play
   game.human = move.position_id;
   game.bot = move.next_position_id;
-  await drawBoard(game.human, `You played ${move.play}.`);
+  await drawBoard(game.human, `You played ${move.play}.`, null, cubeFor("human"));
   if (await finished(game.human, "human")) return;
   await botTurn();
 }
@@ -370,12 +372,14 @@ async function botRolls(opening) {
   if (!doc.moves.length) {
     status(`The bot rolled ${dice.join("-")}: no legal play. Your turn.`);
     game.human = await flipped(game.bot);
-    await drawBoard(game.human, `The bot rolled ${dice.join("-")} and cannot move.`);
+    await drawBoard(game.human, `The bot rolled ${dice.join("-")} and cannot move.`, null,
+      cubeFor("human"));
   } else {
     const move = doc.moves[0];
     game.bot = move.position_id;
     game.human = move.next_position_id;
-    await drawBoard(game.human, `The bot rolled ${dice.join("-")} and played ${move.play}.`);
+    await drawBoard(game.human, `The bot rolled ${dice.join("-")} and played ${move.play}.`,
+      null, cubeFor("human"));
     if (await finished(game.bot, "bot")) return;
     status(`The bot rolled ${dice.join("-")} and played ${move.play}. Your turn.`);
   }
