@@ -241,8 +241,8 @@ const die = () => 1 + Math.floor(rng() * 6);
 
 const game = {
   // The position with the human (X) at the bottom, and the same with the bot on roll.
-  human: START, bot: START, cube: 1, owner: "centre", turned: false, first: true,
-  score: { human: 0, bot: 0 }, over: true,
+  human: START, bot: START, cube: 1, owner: "centre", turned: false,
+  score: { human: 0, bot: 0 },
 };
 
 function cubeFor(side) {
@@ -265,14 +265,13 @@ function showScore() {
   $("cube-line").textContent = `Cube ${game.cube}, ${owner}.`;
 }
 
-async function gameError(error) {
+function gameError(error) {
   $("game-error").textContent = error.message;
 }
 
 async function newGame() {
   $("game-error").textContent = "";
-  Object.assign(game, { human: START, bot: START, cube: 1, owner: "centre", turned: false,
-    first: true, over: false });
+  Object.assign(game, { human: START, bot: START, cube: 1, owner: "centre", turned: false });
   showScore();
   let mine = die(), theirs = die();
   while (mine === theirs) { mine = die(); theirs = die(); }
@@ -288,7 +287,6 @@ async function newGame() {
 }
 
 function humanTurn() {
-  game.first = false;
   const mayDouble = (game.owner === "centre" || game.owner === "human") && game.cube < 64;
   buttons(mayDouble ? ["roll", "double"] : ["roll"]);
   status("Your turn: roll, or double.");
@@ -413,7 +411,6 @@ async function finished(position, mover) {
 }
 
 function gameOver(winner, points, how) {
-  game.over = true;
   game.score[winner] += points;
   showScore();
   buttons([]);
