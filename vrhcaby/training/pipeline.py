@@ -312,13 +312,14 @@ def write_toml(path: Path, config: Any) -> Path:
 @contextlib.contextmanager
 def _forwarding(child: Callable[[], subprocess.Popen | None]) -> Iterator[list[int]]:
     """While a stage runs, SIGTERM to the pipeline is passed on to it (Ctrl-C reaches it
-    anyway, through the terminal's process group); the signals received are listed."""
+    anyway, through the terminal's process group: passed on too, it would be a second
+    one, which stops a training run at once); the signals received are listed."""
     received: list[int] = []
 
     def forward(signum: int, _frame: Any) -> None:
         received.append(signum)
         process = child()
-        if process is not None and process.poll() is None:
+        if signum == signal.SIGTERM and process is not None and process.poll() is None:
             process.send_signal(signum)
 
     old = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -547,6 +548,9 @@ def run_pipeline(cfg: PipelineConfig, res: Resources = Resources(), force: bool 
     except Stopped as stop:
         print(f"stopped: {stop}; run the same command again to continue", file=sys.stderr)
         return stop.status
+    except KeyboardInterrupt:  # in a judge stage, which runs here
+        print("interrupted: run the same command again to continue", file=sys.stderr)
+        return 128 + signal.SIGINT
     write_atomic(cfg.folder / PICTURE, picture(state.generations, cfg.name))
     print(f"{cfg.name}: {state.stopped}; see {cfg.folder / STATUS}")
     return status

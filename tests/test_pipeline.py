@@ -1,0 +1,205 @@
+"""`vrhcaby pipeline`: the tiny recipe end to end, killed with SIGKILL in the middle of a
+stage and resumed to the same result without redoing finished work; the promotion rule
+checked against the numbers the run wrote; a changed recipe and bad keys refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vrhcaby.base.config import load_config
+from vrhcaby.cli.main import main
+from vrhcaby.play.cube_judge import CubeSet
+from vrhcaby.play.judge import Judged
+from vrhcaby.training.pipeline import PipelineConfig, write_toml
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "configs" / "recipes" / "tiny.toml"
+
+
+def command(run_dir: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "vrhcaby.cli",
+        "pipeline",
+        "--config",
+        str(TINY),
+        "--set",
+        f"run_dir={run_dir}",
+        "--jobs",
+        "1",
+        *extra,
+    ]
+
+
+def state(run_dir: Path) -> dict:
+    return json.loads((run_dir / "pipeline.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("whole") / "run"
+    done = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return run_dir
+
+
+@pytest.mark.slow
+def test_the_tiny_recipe_runs_every_stage_and_reports_them(uninterrupted: Path) -> None:
+    doc = state(uninterrupted)
+    assert doc["next"] == "" and doc["stopped"]
+    gens = doc["generations"]
+    assert [g["generation"] for g in gens][:2] == [0, 1]
+    for g in gens[1:]:
+        stages = [f"gen{g['generation']}/{s}" for s in ("label", "fit", "judge")]
+        assert all(doc["stages"][s]["status"] == "done" for s in stages)
+        assert g["labels"] > 0 and g["epochs"] == 2 and g["core_hours"] > 0
+        assert 0 < g["judged"]["0"] < 1 and g["cube_error"] is not None
+    # every stage's cost is summed into the run's, and the report has them all
+    total = sum(s.get("core_hours", 0.0) for s in doc["stages"].values())
+    assert doc["core_hours"] == pytest.approx(total)
+    svg = (uninterrupted / "generations.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<circle") == len(gens)
+    assert "| gen1/fit | done |" in (uninterrupted / "STATUS.md").read_text()
+    assert list((uninterrupted / "tb" / "pipeline").iterdir())
+
+
+@pytest.mark.slow
+def test_promotion_follows_the_rule_on_the_judged_numbers(uninterrupted: Path) -> None:
+    """Promoted if and only if the judged cost is below the teacher's by the margin; the
+    teacher of a generation is the last promoted one before it (a plain replay)."""
+    doc = state(uninterrupted)
+    margin = doc["recipe"]["generations"]["margin"]
+    patience = doc["recipe"]["generations"]["patience"]
+    champion = doc["generations"][0]
+    stale = 0
+    for g in doc["generations"][1:]:
+        assert g["teacher"] == champion["network"]
+        want = g["judged"]["0"] < champion["judged"]["0"] - margin
+        assert g["promoted"] is want
+        champion, stale = (g, 0) if want else (champion, stale + 1)
+    assert doc["stages"]["result"]["champion"] == champion["network"]
+    count = doc["recipe"]["generations"]["count"]
+    assert len(doc["generations"]) - 1 == count or stale >= patience
+
+
+@pytest.mark.slow
+def test_a_sigkill_in_a_stage_resumes_to_the_same_run(uninterrupted: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(
+        command(run_dir),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            path = run_dir / "pipeline.json"
+            fit = state(run_dir)["stages"].get("gen1/fit", {}) if path.exists() else {}
+            if fit.get("status") == "running":
+                break
+            assert process.poll() is None, "the run ended before its first fit"
+            time.sleep(0.2)
+        time.sleep(3)  # into the fit
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    before = state(run_dir)
+    assert before["stages"]["gen1/fit"]["status"] == "running"
+    done_before = {k for k, s in before["stages"].items() if s["status"] == "done"}
+    assert {"bootstrap", "gen0/judge", "gen1/label"} <= done_before
+    shards = sorted((run_dir / "labels" / "gen1").glob("shard-*.npz"))
+    mtimes = {p: p.stat().st_mtime_ns for p in shards}
+    bootstrap = Path(before["stages"]["bootstrap"]["network"])
+    mtimes[bootstrap] = bootstrap.stat().st_mtime_ns
+
+    done = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    after, whole = state(run_dir), state(uninterrupted)
+    assert after["stages"].keys() == whole["stages"].keys()
+    for name in done_before:  # finished work is not redone
+        assert after["stages"][name].get("attempts", 1) == 1, name
+    assert after["stages"]["gen1/fit"]["attempts"] == 2
+    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
+    for ours, theirs in zip(after["generations"], whole["generations"], strict=True):
+        assert ours["judged"] == theirs["judged"] and ours["promoted"] == theirs["promoted"]
+        assert ours["labels"] == theirs["labels"] and ours["cube_error"] == theirs["cube_error"]
+
+
+@pytest.mark.slow
+def test_a_changed_recipe_is_refused_naming_the_key(uninterrupted: Path) -> None:
+    changed = subprocess.run(
+        command(uninterrupted, "--set", "generations.margin=0.5"),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert changed.returncode == 2
+    lines = changed.stderr.strip().splitlines()
+    assert len(lines) == 1 and "generations.margin" in lines[0] and "--force" in lines[0]
+    status = subprocess.run(
+        command(uninterrupted, "--status"), cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert status.returncode == 0
+    assert status.stdout == (uninterrupted / "STATUS.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ("generations.bogus=1", "bogus"),
+        ("generations.patience=0", "patience"),
+        ("generations.judge_plies=[3]", "judge_plies"),
+        ("variant=nackgammon", "variant"),
+        ("bootstrap.distill.labels=['x']", "distill.labels"),
+    ],
+)
+def test_bad_recipe_keys_are_one_line(
+    setting: str, named: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = ["pipeline", "--config", str(TINY), "--set", f"run_dir={tmp_path / 'r'}"]
+    assert main([*argv, "--set", setting]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and named in err[0], err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_stage_config_written_reads_back_the_same(tmp_path: Path) -> None:
+    cfg = load_config(PipelineConfig, TINY)
+    for config in (cfg.bootstrap, cfg.generations.fit, cfg.generations.label):
+        path = write_toml(tmp_path / "stage.toml", config)
+        assert load_config(type(config), path) == config
+
+
+def test_the_first_decisions_of_judged_sets_are_theirs() -> None:
+    """`Judged.first` and `CubeSet.first` against a plain loop over the decisions."""
+    judged = Judged.load(ROOT / "data" / "judge" / "gnubg-2ply.npz")
+    cut = judged.first(7)
+    assert len(cut.boards) == 7 and (cut.boards == judged.boards[:7]).all()
+    rows = [m for m in range(len(judged.parent)) if judged.parent[m] < 7]
+    assert (cut.after == judged.after[rows]).all() and (cut.parent == judged.parent[rows]).all()
+    assert (cut.equities == judged.equities[rows]).all() and cut.sources is not None
+    # a plain loop: the best and the worst play of each position, and what they cost
+    best, worst, spread = [], [], []
+    for i in range(7):
+        mine = [m for m in rows if judged.parent[m] == i]
+        values = [judged.equities[m] for m in mine]
+        best.append(judged.after[mine[int(np.argmax(values))]])
+        worst.append(judged.after[mine[int(np.argmin(values))]])
+        spread.append(max(values) - min(values))
+    assert np.allclose(cut.cost(np.array(best)), 0)
+    assert np.allclose(cut.cost(np.array(worst)), spread)
+    cubes = CubeSet.load(ROOT / "data" / "judge" / "gnubg-cube-2ply.npz")
+    assert len(cubes.first(5)) == 5 and (cubes.first(5).nd == cubes.nd[:5]).all()
