@@ -329,3 +329,16 @@ def test_a_slow_tournament_stopped_early_keeps_games(tmp_path):
     assert pair["interrupted"] and pair["games"] == len(games) > 0
     pairs = sorted((g["sample"], g["copy"]) for g in games)
     assert pairs == sorted({(s, c) for s, _ in pairs for c in (0, 1)})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_dice_tournament_reports_the_games_it_finished(how):
+    """It used to ignore SIGINT as a background job and die on SIGTERM with nothing."""
+    proc = background(["dice", "tournament", "greedy", "random", "--games", "1000000"])
+    time.sleep(5)
+    proc.send_signal(how)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + how, stderr
+    done = int(stderr.split("results of the ")[1].split()[0])
+    assert 0 < done < 1000000 and stdout.startswith(f"{done} games, 2 players")

@@ -27,6 +27,7 @@ from engine.sixdice import (
     parse_dice,
 )
 from engine.text import ascii_int
+from vrhcaby.cli.common import StopSignals
 from vrhcaby.play.stats import wilson_ci95
 from vrhcaby.play.tournament import MAX_GAMES
 from vrhcaby.sixdice.players import (
@@ -190,15 +191,32 @@ def tournament(args: argparse.Namespace, out: TextIO) -> int:
     n = len(agents)
     wins = np.zeros((args.games, n))
     totals = np.zeros((args.games, n))
-    for g in range(args.games):
-        seats = [(g + i) % n for i in range(n)]
-        game = play_game([agents[s] for s in seats], rng, harsh=args.harsh)
-        winners = game.winners()
-        for seat, a in enumerate(seats):
-            totals[g, a] = game.sheets[seat].total
-            if seat in winners:
-                wins[g, a] = 1 / len(winners)
-    out.write(f"{args.games} games, {n} players each, first seat rotating; ties share a win\n")
+    played = 0
+    with StopSignals() as stop:  # a stop keeps the games finished, exit status 130 or 143
+        try:
+            for g in range(args.games):
+                seats = [(g + i) % n for i in range(n)]
+                game = play_game([agents[s] for s in seats], rng, harsh=args.harsh)
+                winners = game.winners()
+                for seat, a in enumerate(seats):
+                    totals[g, a] = game.sheets[seat].total
+                    if seat in winners:
+                        wins[g, a] = 1 / len(winners)
+                played = g + 1
+        except KeyboardInterrupt:
+            print(f"interrupted: the results of the {played} games finished", file=sys.stderr)
+        with stop.holding():
+            if played:
+                _tournament_table(args, out, wins[:played], totals[:played])
+    return stop.status
+
+
+def _tournament_table(
+    args: argparse.Namespace, out: TextIO, wins: np.ndarray, totals: np.ndarray
+) -> None:
+    """The table of a dice tournament's games (rows) by agent (columns)."""
+    games, n = wins.shape
+    out.write(f"{games} games, {n} players each, first seat rotating; ties share a win\n")
     out.write(
         f"{'agent':<24} {'win rate':>8} {'95% interval':>16} {'mean total':>11} {'±95%':>6}\n"
     )
@@ -213,7 +231,6 @@ def tournament(args: argparse.Namespace, out: TextIO) -> int:
         out.write(
             f"optimum (optimal solitaire play, exact): {optimal_expected_score(args.harsh):.4f}\n"
         )
-    return 0
 
 
 # --- play ----------------------------------------------------------------------------
