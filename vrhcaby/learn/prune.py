@@ -30,6 +30,7 @@ import engine
 from agents import load_agent, search
 from agents.td import find_checkpoint
 from engine.dice import ROLLS
+from vrhcaby.learn.trainer import model_arrays
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig, build_model, joint
 from vrhcaby.play.judge import recorded_positions
@@ -114,15 +115,12 @@ def fit(
 def save(path: Path, model: torch.nn.Sequential, hidden: int, made: dict) -> Path:
     """The student as a backgammon checkpoint at `path`, `made` its meta entry `pruner`."""
     net = NetConfig("tesauro", (hidden,), "sigmoid")
-    arrays = {f"model/{k}": v.detach().numpy() for k, v in model.state_dict().items()}
-    meta = {
-        "game": "backgammon",
-        "net": net.to_dict(),
-        "config": {"name": f"prune-{made['teacher']}", "variant": "standard"},
-        "pruner": made,
-    }
+    arrays, meta = checkpoint.assemble(
+        net=(net.to_dict(), model_arrays(model)),
+        config={"name": f"prune-{made['teacher']}", "variant": "standard"},
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
-    return checkpoint.save(path, arrays, meta)
+    return checkpoint.save(path, arrays, {**meta, "pruner": made})
 
 
 def main(argv: list[str] | None = None) -> int:

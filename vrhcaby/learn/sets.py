@@ -40,7 +40,7 @@ from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.episodes import Episodes
 from vrhcaby.learn.learner import Learner
 from vrhcaby.learn.selfplay import SelfPlay, weights_from_model
-from vrhcaby.learn.trainer import Trainer, load_optimizer_state, optimizer_state, set_weights
+from vrhcaby.learn.trainer import Trainer, load_optimizer_state, model_arrays, optimizer_state
 from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.checkpoint import SET_CLASSES
 from vrhcaby.nn.net import Evaluator, NetConfig, build_model, load_member
@@ -298,25 +298,26 @@ class SetTDTrainer(Trainer):
 
     def weights(self) -> dict[str, np.ndarray]:
         """Every class network's weights, ``set/<class>/model/<layer>.<weight|bias>``."""
-        return set_weights(dict(self.model.networks.items()))
+        return checkpoint.set_arrays(
+            {name: model_arrays(model) for name, model in self.model.networks.items()}
+        )
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        arrays = self.weights()
-        optim_arrays, optim_meta = optimizer_state(self.optimizer)
-        arrays.update(optim_arrays)
-        arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
-        meta = {
-            "game": "backgammon",
-            "layout": checkpoint.SET_LAYOUT,
-            "networks": {name: net.to_dict() for name, net in self.game.nets.items()},
-            "fallback": dict(self.game.fallback),
-            "trained": list(self.game.trained),
-            "variant": self.variant,
-            "games": self.games,
-            "optimizer": optim_meta,
-            "rng": self.rng.bit_generator.state,
-        }
-        return arrays, meta
+        """The networks, the classes trained, the optimizer, both RNGs and the games played
+        (`vrhcaby.nn.checkpoint.assemble`)."""
+        return checkpoint.assemble(
+            networks={
+                name: (self.game.nets[name].to_dict(), model_arrays(model))
+                for name, model in self.model.networks.items()
+            },
+            fallback=self.game.fallback,
+            trained=self.game.trained,
+            variant=self.variant,
+            games=self.games,
+            optimizer=optimizer_state(self.optimizer),
+            torch_rng=torch.get_rng_state().numpy().copy(),
+            rng=self.rng.bit_generator.state,
+        )
 
     def warm_start(
         self,

@@ -29,8 +29,8 @@ from vrhcaby.learn.trainer import (
     Trainer,
     grown_state,
     load_optimizer_state,
+    model_arrays,
     optimizer_state,
-    set_weights,
 )
 from vrhcaby.nn import checkpoint, onesided
 from vrhcaby.nn.checkpoint import SET_CLASSES
@@ -201,25 +201,20 @@ class SetTrainer:
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The networks (set layout, the carried ones too), the optimizer, torch's RNG and
         the epochs done."""
-        arrays = set_weights(self.models)
-        for name, member in self.carried_arrays.items():
-            arrays.update({f"{checkpoint.set_prefix(name)}{k}": a for k, a in member.items()})
-        optim_arrays, optim_meta = optimizer_state(self.optimizer)
-        arrays.update(optim_arrays)
-        arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
-        meta = {
-            "game": "backgammon",
-            "layout": checkpoint.SET_LAYOUT,
-            "networks": {
-                **{name: net.to_dict() for name, net in self.nets.items()},
-                **self.carried,
-            },
-            "fallback": dict(self.fallback),
-            "variant": self.variant,
-            "games": self.games,
-            "optimizer": optim_meta,
+        networks: dict[str, checkpoint.Network] = {
+            name: (self.nets[name].to_dict(), model_arrays(model))
+            for name, model in self.models.items()
         }
-        return arrays, meta
+        for name, description in self.carried.items():
+            networks[name] = (description, self.carried_arrays.get(name, {}))
+        return checkpoint.assemble(
+            networks=networks,
+            fallback=self.fallback,
+            variant=self.variant,
+            games=self.games,
+            optimizer=optimizer_state(self.optimizer),
+            torch_rng=torch.get_rng_state().numpy().copy(),
+        )
 
     def load_state(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Restore what `state` saved."""

@@ -4,7 +4,6 @@ checkpoint saves and a resume restores."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,26 +124,20 @@ class Trainer:
 
     def weights(self) -> dict[str, np.ndarray]:
         """Model weights as numpy arrays named ``model/<layer>.<weight|bias>``."""
-        return {
-            f"model/{k}": v.detach().cpu().numpy().copy()
-            for k, v in self.model.state_dict().items()
-        }
+        return model_arrays(self.model)
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Everything needed to continue exactly: arrays and a JSON-able document."""
-        arrays = self.weights()
-        optim_arrays, optim_meta = optimizer_state(self.optimizer)
-        arrays.update(optim_arrays)
-        arrays["rng/torch"] = torch.get_rng_state().numpy().copy()
-        meta = {
-            "game": self.game.name,
-            "net": self.net.to_dict(),
-            "variant": self.variant,
-            "games": self.games,
-            "optimizer": optim_meta,
-            "rng": self.rng.bit_generator.state,
-        }
-        return arrays, meta
+        """Everything needed to continue exactly: arrays and a JSON-able document
+        (`vrhcaby.nn.checkpoint.assemble`)."""
+        return checkpoint.assemble(
+            self.game.name,
+            net=(self.net.to_dict(), self.weights()),
+            variant=self.variant,
+            games=self.games,
+            optimizer=optimizer_state(self.optimizer),
+            torch_rng=torch.get_rng_state().numpy().copy(),
+            rng=self.rng.bit_generator.state,
+        )
 
     def warm_start(
         self,
@@ -286,14 +279,11 @@ def _split(
     return weights
 
 
-def set_weights(models: Mapping[str, torch.nn.Module]) -> dict[str, np.ndarray]:
-    """A network set's weights for a checkpoint: ``set/<class>/model/<layer>.<weight|bias>``
-    (`vrhcaby.nn.checkpoint`'s set layout), whether TD or distillation trains it."""
-    return {
-        f"{checkpoint.set_prefix(name)}model/{key}": value.detach().cpu().numpy().copy()
-        for name, model in models.items()
-        for key, value in model.state_dict().items()
-    }
+def model_arrays(model: torch.nn.Module) -> dict[str, np.ndarray]:
+    """A model's weights as numpy arrays, named as a checkpoint of one network names them
+    (``model/<layer>.<weight|bias>``; `vrhcaby.nn.checkpoint.assemble` puts a set's under
+    their classes), whether TD or distillation trains it."""
+    return {f"model/{k}": v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
 
 
 def optimizer_state(optimizer: torch.optim.Optimizer) -> tuple[dict[str, np.ndarray], dict]:

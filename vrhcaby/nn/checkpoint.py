@@ -16,7 +16,9 @@ per position class: meta entry ``layout`` is ``"network-set"`` (`SET_LAYOUT`),
 whose network answers it; class ``c``'s weights are ``set/c/model/<name>``. Each class
 is checked as a single network is (`load` with ``sets=True``).
 
-Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
+Every writer (a trainer's state, a distillation's, `vrhcaby netset`, the one-sided and
+pruned networks) lays its parts out through `assemble`, so a state has one layout and the
+same state makes the same members. Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
 the same directory, flushed and fsynced, then renamed over the target, so a crash never
 leaves a half-written checkpoint. `load` checks what it reads: every loader of the project
 goes through it, so a file that is not a sound checkpoint is one line naming it.
@@ -30,7 +32,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -57,6 +59,71 @@ def save(path: str | Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) 
     members = {name: np.asarray(a) for name, a in arrays.items()}
     members["meta"] = np.frombuffer(document.encode(), dtype=np.uint8)
     return write_atomic(path, lambda f: np.savez(f, allow_pickle=False, **members))
+
+
+Network = tuple[Mapping[str, Any], Mapping[str, np.ndarray]]
+"""A network as a checkpoint holds it: its description (meta ``net``) and its arrays, named
+as a single network's checkpoint names them (``model/<layer>.<weight|bias>``)."""
+
+
+def assemble(
+    game: str = "backgammon",
+    *,
+    net: Network | None = None,
+    networks: Mapping[str, Network] | None = None,
+    fallback: Mapping[str, str] | None = None,
+    trained: Sequence[str] | None = None,
+    variant: str | None = None,
+    games: int | None = None,
+    optimizer: tuple[Mapping[str, np.ndarray], Mapping[str, Any]] | None = None,
+    torch_rng: np.ndarray | None = None,
+    rng: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A checkpoint's arrays and meta document (`save` writes them) from its parts, the one
+    place that lays them out: a `game`'s single network `net`, or a network set of
+    `networks` (class -> network) with its `fallback` table and the classes a TD run
+    `trained`; then what a training checkpoint adds: the `variant` learnt, the `games`
+    played (or epochs fitted), the `optimizer`'s state (its ``optim/...`` arrays and its
+    document), torch's RNG state (`torch_rng`, ``rng/torch``), the dice generator's
+    (`rng`), and the run's `config`. A part left None is left out. The arrays keep this
+    order (the network's, the optimizer's, torch's RNG), so the same state makes the same
+    file."""
+    meta: dict[str, Any] = {"game": game}
+    if net is not None and networks is None:
+        meta["net"] = dict(net[0])
+        arrays = dict(net[1])
+    elif networks is not None and net is None:
+        meta["layout"] = SET_LAYOUT
+        meta["networks"] = {name: dict(description) for name, (description, _) in networks.items()}
+        meta["fallback"] = dict(fallback or {})
+        if trained is not None:
+            meta["trained"] = list(trained)
+        arrays = set_arrays({name: member for name, (_, member) in networks.items()})
+    else:
+        raise ValueError("a checkpoint holds one network or one network set: give net or networks")
+    for key, value in {"variant": variant, "games": games, "rng": rng, "config": config}.items():
+        if value is not None:
+            meta[key] = value
+    if optimizer is not None:
+        arrays.update(optimizer[0])
+        meta["optimizer"] = dict(optimizer[1])
+    if torch_rng is not None:
+        arrays["rng/torch"] = torch_rng
+    return arrays, meta
+
+
+def layer_arrays(
+    layers: Iterable[tuple[np.ndarray, np.ndarray]], game: str = "backgammon"
+) -> dict[str, np.ndarray]:
+    """A `game`'s network's arrays named as its checkpoint names them (`LAYOUTS`) from its
+    linear layers' (weight, bias), input side first."""
+    name = LAYOUTS[game][0]
+    return {
+        f"{name.format(2 * i)}.{part}": array
+        for i, layer in enumerate(layers)
+        for part, array in zip(("weight", "bias"), layer, strict=True)
+    }
 
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object] | str) -> Path:
@@ -304,6 +371,16 @@ def is_set(meta: dict[str, Any]) -> bool:
 def set_prefix(name: str) -> str:
     """Where class `name`'s arrays live in a network set: ``set/<name>/``."""
     return f"set/{name}/"
+
+
+def set_arrays(members: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """A network set's arrays: each class's network (arrays named as a single network's
+    checkpoint names them) under ``set/<class>/`` (`set_member` takes one back out)."""
+    return {
+        f"{set_prefix(name)}{key}": array
+        for name, member in members.items()
+        for key, array in member.items()
+    }
 
 
 def set_member(

@@ -244,18 +244,12 @@ def from_networks(
 def save(networks: NetworkSet, path: str | Path) -> Path:
     """Write the set to checkpoint `path` atomically (the layout: `vrhcaby.nn.checkpoint`),
     which `vrhcaby.nn.net.load_evaluator` reads back; returns the path."""
-    layer = checkpoint.LAYOUTS["backgammon"][0]
-    arrays = {
-        f"{checkpoint.set_prefix(name)}{layer.format(2 * i)}.{part}": array
-        for name, network in networks.networks.items()
-        for i, (weight, bias) in enumerate(network.weights)
-        for part, array in (("weight", weight), ("bias", bias))
-    }
-    meta = {
-        "game": "backgammon",
-        "layout": checkpoint.SET_LAYOUT,
-        "networks": {name: network.net.to_dict() for name, network in networks.networks.items()},
-        "fallback": dict(networks.fallback),
-        "config": {**networks.config, "variant": networks.variant},
-    }
+    arrays, meta = checkpoint.assemble(
+        networks={
+            name: (network.net.to_dict(), checkpoint.layer_arrays(network.weights))
+            for name, network in networks.networks.items()
+        },
+        fallback=networks.fallback,
+        config={**networks.config, "variant": networks.variant},
+    )
     return checkpoint.save(path, arrays, meta)

@@ -392,13 +392,11 @@ def save(net: OneSidedNet, path: str | Path, config: dict[str, Any] | None = Non
     """Write the network to checkpoint `path` atomically (`vrhcaby.nn.checkpoint`'s
     format, weights ``model/0`` and ``model/2``; meta ``net`` ``{"kind": "onesided"}`` and
     the run's `config`), which `load` reads back and a set can hold as its race network."""
-    arrays = {
-        f"model/{2 * i}.{part}": array
-        for i, layer in enumerate(net.layers())
-        for part, array in zip(("weight", "bias"), layer, strict=True)
-    }
-    meta = {"game": "backgammon", "net": OneSidedDescription(net.hidden).to_dict()}
-    return checkpoint.save(path, arrays, {**meta, "config": dict(config or {})})
+    description = OneSidedDescription(net.hidden).to_dict()
+    arrays, meta = checkpoint.assemble(
+        net=(description, checkpoint.layer_arrays(net.layers())), config=dict(config or {})
+    )
+    return checkpoint.save(path, arrays, meta)
 
 
 def is_onesided(description: Any) -> bool:
