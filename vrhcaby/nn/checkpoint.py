@@ -18,7 +18,9 @@ is checked as a single network is (`load` with ``sets=True``).
 
 Every writer (a trainer's state, a distillation's, `vrhcaby netset`, the one-sided and
 pruned networks) lays its parts out through `assemble`, so a state has one layout and the
-same state makes the same members. Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
+same state makes the same members.
+
+Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
 the same directory, flushed and fsynced, then renamed over the target, so a crash never
 leaves a half-written checkpoint. `load` checks what it reads: every loader of the project
 goes through it, so a file that is not a sound checkpoint is one line naming it.
