@@ -15,6 +15,7 @@ from vrhcaby.base.config import load_config, to_dict
 from vrhcaby.learn.labels import LabelConfig
 from vrhcaby.learn.onesided import OneSidedConfig
 from vrhcaby.nn import checkpoint
+from vrhcaby.training.pipeline import PipelineConfig
 from vrhcaby.training.run import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +27,9 @@ EVERY = sorted((ROOT / "configs").rglob("*.toml")) + sorted(
 LABELS = [p for p in EVERY if "teacher" in tomllib.loads(p.read_text())]
 #: One-sided race network runs (`vrhcaby.learn.onesided.OneSidedConfig`: rounds of backups).
 ONESIDED = [p for p in EVERY if "rounds" in tomllib.loads(p.read_text())]
-CONFIGS = [p for p in EVERY if p not in LABELS and p not in ONESIDED]
+#: Pipeline recipes (`vrhcaby.training.pipeline.PipelineConfig`: their generations).
+PIPELINES = [p for p in EVERY if "generations" in tomllib.loads(p.read_text())]
+CONFIGS = [p for p in EVERY if p not in LABELS and p not in ONESIDED and p not in PIPELINES]
 SHIPPED = sorted((ROOT / "checkpoints").glob("*.pt"))
 NAMED = re.compile(r"checkpoints/([\w.+-]+\.pt)\b")
 
@@ -45,6 +48,13 @@ def test_a_config_loads_as_a_training_run(path):
 def test_a_label_config_loads_as_a_label_run(path):
     cfg = load_config(LabelConfig, path)
     assert cfg.name and cfg.shards >= 1
+
+
+@pytest.mark.parametrize("path", PIPELINES, ids=_id)
+def test_a_pipeline_recipe_loads_with_its_stages(path):
+    cfg = load_config(PipelineConfig, path)
+    assert cfg.generations.count >= 1 and cfg.generations.label.shards >= 1
+    assert cfg.init_from or cfg.bootstrap.games >= 1
 
 
 @pytest.mark.parametrize("path", ONESIDED, ids=_id)
@@ -82,7 +92,7 @@ def test_every_shipped_network_has_its_recipe(network):
     `vrhcaby netset`, the runs of the networks it took."""
     _, meta = checkpoint.load(network, sets=True)
     fits = [p for p in CONFIGS if "distill" in p.parts]
-    recipes = [p for p in RECIPES.glob("*.toml") if p not in ONESIDED]
+    recipes = [p for p in RECIPES.glob("*.toml") if p not in ONESIDED and p not in PIPELINES]
     names = {load_config(TrainConfig, p).name for p in [*recipes, *fits]}
     names |= {load_config(OneSidedConfig, p).name for p in ONESIDED}
     runs = meta["config"].get("assembled_runs", {})
