@@ -70,6 +70,7 @@ def ok(response) -> dict:
         (XGID, None, {"plies": 1}),
         (MIDGAME, "21", {"match_to": 5, "score": "3-4", "crawford": True}),
         (MIDGAME, "61", {"jacoby": False, "no_prune": True, "plies": 1}),
+        ("start", "31", {"variant": "nackgammon", "plies": 1}),
     ],
 )
 def test_hint_equals_the_command_line(client, capsys, position, dice, options):
@@ -100,6 +101,7 @@ def test_hint_equals_the_command_line(client, capsys, position, dice, options):
             ["--no-beavers", "--cube-efficiency", "0.5"],
             {"beavers": False, "cube_efficiency": 0.5},
         ),
+        ("start", ["--variant", "nackgammon"], {"variant": "nackgammon"}),
     ],
 )
 def test_cube_and_eval_equal_the_command_line(client, capsys, verb, position, argv, options):
@@ -281,6 +283,14 @@ BAD = [
     ("get", "/hint", {"position": START, "dice": "31", "agent": "pubeval"}, 400, "td"),
     ("get", "/cube", {"position": START, "score": "3-4"}, 400, "--match-to"),
     ("get", "/cube", {"position": START, "max_cube": 3}, 400, "power of two"),
+    ("get", "/cube", {"position": START, "variant": "chess"}, 400, "variant"),
+    (
+        "get",
+        "/hint",
+        {"position": "start", "dice": "12", "variant": "acey-deucey"},
+        400,
+        "acey-deucey",
+    ),
     ("get", "/cube", {"position": START, "cube_owner": "nobody"}, 422, "cube_owner"),
     ("get", "/cube", {"position": MATCH, "cube_value": 2}, 400, "Match ID"),
     ("get", "/cube", {"position": START, "cube_efficiency": "nan"}, 422, "cube_efficiency"),

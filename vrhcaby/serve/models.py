@@ -64,6 +64,9 @@ class PositionQuery(BaseModel):
     cube_efficiency: float | None = Field(
         default=None, allow_inf_nan=False, description="fixed Janowski cube efficiency"
     )
+    variant: str = Field(
+        default="standard", max_length=40, description="rule variant (td: the variant's own)"
+    )
     cube_value: int | None = Field(
         default=None, ge=1, le=1 << 15, description="money play: the cube's value (no Match ID)"
     )
@@ -109,7 +112,11 @@ class HintQuery(PositionQuery):
 
     def namespace(self) -> argparse.Namespace:
         args = super().namespace()
-        args.variant = "standard"
+        if engine.get_variant(args.variant).enter_from_start:
+            raise ValueError(
+                f"variant {args.variant!r}: its whole-turn hints are the command line's "
+                "(vrhcaby hint --variant acey-deucey)"
+            )
         return args
 
 
