@@ -1,6 +1,7 @@
 """Every shipped config loads as a training run, and the networks it names are there:
-the presets in configs/, the recipes of the shipped networks in configs/recipes/, and the
-test fixtures in tests/configs/."""
+the presets in configs/, the recipes of the shipped networks in configs/recipes/, the
+research log's label and fit runs in configs/distill/, and the test fixtures in
+tests/configs/."""
 
 from __future__ import annotations
 
