@@ -41,7 +41,7 @@ from agents import search
 from agents.search import Pruner, ValueFunction
 from vrhcaby.equity import cube, decisions
 from vrhcaby.equity.context import GameContext
-from vrhcaby.equity.outcomes import invert
+from vrhcaby.equity.outcomes import equity, invert
 
 __all__ = ["CubefulValues", "cube_decision", "cube_states", "cubeful_values"]
 
@@ -73,15 +73,24 @@ def cube_states(context: GameContext, plies: int) -> list[list[GameContext]]:
     return levels
 
 
+#: The weight of the cubeless equity that breaks ties of the cubeful one in the choice of a
+#: play: far below the resolution of gnubg's float32 scores, which cannot tell apart what
+#: it would reorder.
+TIE_BREAK = 1e-9
+
+
 def _move_ranking(context: GameContext, params: cube.Efficiency, x: float | None):
     """How the side on roll in `context` picks its play of a roll: by the cubeful 0-ply
-    equity of the game's cube (None: by cubeless equity, a money game without the cube)."""
+    equity of the game's cube, ties (every play loses the cube's value when the other side
+    will cash) broken by the cubeless equity as gnubg's CompareMoves does (None: by
+    cubeless equity alone, a money game without the cube)."""
     if not context.match_to and not context.cube_enabled:
         return None
 
     def rank(p: np.ndarray, after: np.ndarray) -> np.ndarray:
         fixed = None if x is None else np.full(len(after), x)
-        return decisions.play_equities(p, after, context, params=params, x=fixed)
+        cubeful = decisions.play_equities(p, after, context, params=params, x=fixed)
+        return cubeful + TIE_BREAK * equity(p)
 
     return rank
 
