@@ -91,7 +91,9 @@ rRaceFactorX = 0.00125, rRaceCoefficientX = 0.55, rRaceMin = 0.6, rRaceMax = 0.7
 
 GNUBG_PYPI_EFFICIENCY = Efficiency(0.76, 0.6, 0.0025, 0.6, 0.6, 0.8)
 """The values the ``gnubg`` Python package (1.1.0a16) uses for money cube
-decisions, measured from its cubeful evaluations (they differ from eval.c's)."""
+decisions, measured from its cubeful evaluations (they differ from eval.c's) at 0
+and 1 ply; its 2-ply cubeful evaluations use eval.c's (`GNUBG_EFFICIENCY`) at the
+leaves, while choosing the plays inside the search with these (tests/test_cubeful.py)."""
 
 CONTACT_EFFICIENCY = GNUBG_EFFICIENCY.contact
 
