@@ -11,6 +11,8 @@ precision (gnubg's probabilities are float32) in money and match play, with the 
 centred, owned by either side, and under the Jacoby rule. A move filter that keeps every
 play makes gnubg score all of them at 1 ply; a forced play gnubg scores at 0 ply, so
 positions whose roll has one play are left out. gnubg's pruning is off (prune 0), as ours.
+At 2 plies gnubg's evaluation cache is turned off (its keys mix the cube states of a
+search's nodes) and its 2-ply cube efficiencies are eval.c's (`test_2ply_is_gnubgs`).
 """
 
 from __future__ import annotations
