@@ -17,9 +17,17 @@ import pytest
 
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.main import main
+from vrhcaby.nn import checkpoint
+from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.cube_judge import CubeSet
 from vrhcaby.play.judge import Judged
-from vrhcaby.training.pipeline import PipelineConfig, write_toml
+from vrhcaby.training.pipeline import (
+    PipelineConfig,
+    Resources,
+    State,
+    bootstrap,
+    write_toml,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "recipes" / "tiny.toml"
@@ -203,3 +211,14 @@ def test_the_first_decisions_of_judged_sets_are_theirs() -> None:
     assert np.allclose(cut.cost(np.array(worst)), spread)
     cubes = CubeSet.load(ROOT / "data" / "judge" / "gnubg-cube-2ply.npz")
     assert len(cubes.first(5)) == 5 and (cubes.first(5).nd == cubes.nd[:5]).all()
+
+
+def test_init_from_is_the_first_champion_and_the_fits_shape(tmp_path: Path) -> None:
+    """No TD stage: the network named is the champion, its shape the fits' (read here from
+    the checkpoint's own description)."""
+    cfg = load_config(PipelineConfig, TINY, [f"run_dir={tmp_path}", "init_from=td-80"])
+    champion, fit = bootstrap(cfg, State(tmp_path / "pipeline.json", {}), Resources())
+    assert Path(champion) == ROOT / "checkpoints" / "td-80.pt"
+    _, meta = checkpoint.load(champion, "backgammon")
+    assert fit.net == NetConfig(**{**meta["net"], "hidden": tuple(meta["net"]["hidden"])})
+    assert fit.net.hidden == (80,) and not list(tmp_path.iterdir())

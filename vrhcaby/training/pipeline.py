@@ -55,6 +55,7 @@ from vrhcaby.learn.config import EvalConfig
 from vrhcaby.learn.labels import LabelConfig
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.checkpoint import write_atomic
+from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.judge import Judged
 from vrhcaby.training.run import TrainConfig
 
@@ -80,8 +81,8 @@ class GenerationsConfig:
     fit: TrainConfig = field(default_factory=lambda: TrainConfig(name="fit", eval=_no_evaluation()))
     """Each generation's fit (its `distill` table); `name`, `init_from`, `distill.labels`,
     `checkpoint_dir` and `runs_dir` are set by the pipeline (the champion's network,
-    fitted to every label folder of the champion's search), and `net` is the bootstrap's
-    when the pipeline ran one."""
+    fitted to every label folder of the champion's search), and so is `net` (the
+    bootstrap's, or `init_from`'s when it is a single network)."""
     judge: str = "data/judge/gnubg-2ply.npz"
     """The judged set of checker plays (`vrhcaby.play.judge.Judged`), from the working
     directory or the checkout."""
@@ -390,10 +391,15 @@ def _resume_flag(cfg: TrainConfig) -> list[str]:
 
 def bootstrap(cfg: PipelineConfig, state: State, res: Resources) -> tuple[str, TrainConfig]:
     """The first champion: `init_from`'s network, or a TD run's best (else last)
-    checkpoint; and the network config the fits use."""
+    checkpoint; and the fits' config, whose network is the champion's (a set's own
+    networks are fitted, and `net` is then only the shape of the classes it grows)."""
     fit = cfg.generations.fit
     if cfg.init_from:
-        return str(find_checkpoint(cfg.init_from)), fit
+        path = find_checkpoint(cfg.init_from)
+        _, meta = checkpoint.load(path, "backgammon", sets=True)
+        if "net" in meta:  # a single network, not a set
+            fit = replace(fit, net=NetConfig.from_dict(meta["net"]))
+        return str(path), fit
     folder = cfg.folder
     td = replace(
         cfg.bootstrap,
