@@ -4,8 +4,10 @@ Shows the five probabilities before the roll, the cubeless and cubeful equities,
 equities of no double (ND), double/take (D/T) and double/pass (D/P) per unit of the
 current cube (EMG in a match, with MWCs), the proper action for both sides and the size of
 the error of the other choice. Cubeful equities follow Janowski's model with gnubg's cube
-efficiencies (or `--cube-efficiency X`); money play follows GNU Backgammon's rules by
-default, the Jacoby rule and beavers (`--no-jacoby`, `--no-beavers`).
+efficiencies (or `--cube-efficiency X`), on the 0-ply probabilities or, with
+`--cube-plies N` (`--plies N`; default the agent's `cube_plies`), at the leaves of GNU
+Backgammon's cubeful N-ply look-ahead (`agents.cubeful`); money play follows GNU
+Backgammon's rules by default, the Jacoby rule and beavers (`--no-jacoby`, `--no-beavers`).
 """
 
 from __future__ import annotations

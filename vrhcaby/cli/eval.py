@@ -3,7 +3,7 @@
 The five probabilities (W, W(g), W(bg), L(g), L(bg)), the cubeless and cubeful equity
 (keeping the cube, and with correct cube play by both sides), and in a match the cubeless
 and cubeful match winning chances, the dead-cube take points and the gammon values at the
-score.
+score; `--cube-plies N` (`--plies N`) looks N plies ahead as `vrhcaby cube` does.
 """
 
 from __future__ import annotations
