@@ -92,7 +92,7 @@ def test_held_out_scores_of_parts_average_to_the_whole(labels: Path) -> None:
     whole = held_out(model, fitted, config)
     mean = distill.HeldOut.mean([(held_out(model, p, config), len(p)) for p in parts])
     for name in ("loss", "equity_error", "teacher_0ply_error"):
-        assert mean[name] == pytest.approx(whole[name], rel=1e-5)
+        assert getattr(mean, name) == pytest.approx(getattr(whole, name), rel=1e-5)
     assert mean.as_dict().keys() == {f.name for f in fields(distill.HeldOut)}
     values = distill.equity(fitted.targets.numpy())
     scores = distill.equity(distill.predictions(model, fitted, slice(None)).detach().numpy())

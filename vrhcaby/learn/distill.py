@@ -248,25 +248,21 @@ class HeldOut:
 
     @classmethod
     def mean(cls, parts: Sequence[tuple[HeldOut, int]]) -> HeldOut:
-        """The mean of scores weighted by their counts of labels (several students' held-out
-        sets as one); NaN where no part has labels."""
-        total = sum(n for _, n in parts)
+        """Each score's `weighted_mean` over `parts` by their counts of labels (several
+        students' held-out sets as one)."""
         return cls(
-            *(
-                sum(getattr(s, f.name) * n for s, n in parts if n) / total
-                if total
-                else float("nan")
-                for f in fields(cls)
-            )
+            *(weighted_mean([(getattr(s, f.name), n) for s, n in parts]) for f in fields(cls))
         )
 
     def as_dict(self) -> dict[str, float]:
         """The scores by name, as a checkpoint's ``distill.scores`` records them."""
         return asdict(self)
 
-    def __getitem__(self, name: str) -> float:
-        """Score `name` (``scores["loss"]``), for callers that read them as a table."""
-        return float(self.as_dict()[name])
+
+def weighted_mean(values: Sequence[tuple[float, int]]) -> float:
+    """The mean of values weighted by their counts (NaN: no counts)."""
+    total = sum(n for _, n in values)
+    return sum(v * n for v, n in values if n) / total if total else float("nan")
 
 
 @torch.no_grad()

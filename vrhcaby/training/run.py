@@ -45,11 +45,13 @@ from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.distill import (
     DistillConfig,
+    HeldOut,
     fit_epoch,
     held_out,
     label_source,
     learning_rate,
     shard_files,
+    weighted_mean,
 )
 from vrhcaby.learn.game import Evaluation, Game
 from vrhcaby.learn.ray import DistributedConfig, RayTrainer
@@ -339,9 +341,7 @@ def resume(
 ) -> RunRecord:
     """Restore `trainer` (and a distillation run's `students`' generators) from the run's
     newest sound checkpoint; the record it saved."""
-    path, arrays, meta, skipped = ckdir.latest_sound(
-        sets=isinstance(trainer, SetTrainer | SetTDTrainer)
-    )
+    path, arrays, meta, skipped = ckdir.latest_sound(sets=trainer.is_set)
     for reason in skipped:
         print(f"skipped {reason}", file=sys.stderr)
     if ("distill" in meta) != cfg.distilling:
@@ -388,11 +388,11 @@ def start_fresh(
             "pass --resume to continue it or --set name=OTHER for a new run"
         )
     record = RunRecord(cfg=cfg, ckdir=ckdir, run_dir=new_run_dir(cfg))
-    if isinstance(trainer, SetTDTrainer):  # its networks were taken from netset, init_from
-        print(f"network set: {trainer.game.describe()}", flush=True)
+    if not trainer.takes_init_from:  # a set's, its networks taken from netset, init_from
+        print(f"network set: {trainer.describe_network(to_dict(cfg))}", flush=True)
     elif cfg.init_from:
         source = Path(cfg.init_from)
-        warm = checkpoint.load(source, "backgammon", sets=isinstance(trainer, SetTrainer))
+        warm = checkpoint.load(source, "backgammon", sets=trainer.is_set)
         # a distillation run grows a network by splitting its units (`grown_state`)
         split = torch.Generator().manual_seed(cfg.seed) if cfg.distilling else None
         restore("init_from", source, lambda: trainer.warm_start(*warm, split))
@@ -421,9 +421,8 @@ def log_round(
     for key, value in charts.items():
         if value is not None:
             writer.add_scalar(f"charts/{key}", value, g)
-    if isinstance(trainer, RayTrainer):
-        for key, value in trainer.scalars().items():
-            writer.add_scalar(key, value, g)
+    for key, value in trainer.scalars().items():  # Ray's workers
+        writer.add_scalar(key, value, g)
     return {
         "games/s": f"{stats.games / seconds:.0f}",
         "plies/s": f"{stats.plies / seconds:.0f}",
@@ -578,24 +577,10 @@ class Distillation:
             losses.append((loss, len(s.fitted)))
             held.append((held_out(s.model, s.held, self.config), len(s.held)))
         self.trainer.games += 1
-        self.scores = {"train_loss": _mean(losses)}
-        for key in (
-            "loss",
-            "equity_error",
-            "teacher_0ply_error",
-            "choice_cost",
-            "teacher_0ply_cost",
-        ):
-            self.scores[key] = _mean([(scores[key], n) for scores, n in held])
-        if isinstance(self.trainer, SetTrainer):
+        self.scores = {"train_loss": weighted_mean(losses), **HeldOut.mean(held).as_dict()}
+        if self.trainer.is_set:
             for s, (scores, _) in zip(self.students, held, strict=True):
-                self.scores[f"held_out_loss_{s.name}"] = scores["loss"]
-
-
-def _mean(values: list[tuple[float, int]]) -> float:
-    """The mean of values weighted by their counts (NaN: no counts)."""
-    total = sum(n for _, n in values)
-    return sum(v * n for v, n in values if n) / total if total else float("nan")
+                self.scores[f"held_out_loss_{s.name}"] = scores.loss
 
 
 def distillation(cfg: TrainConfig, game: Game) -> Distillation:
@@ -741,10 +726,7 @@ def run_distillation(
 
     writer = SummaryWriter(str(record.run_dir), purge_step=run.trainer.games or None)
     writer.add_text("config", format_table(cfg), run.trainer.games)
-    network = run.trainer.game.net.describe()
-    if isinstance(run.trainer, SetTrainer):
-        network = run.trainer.network_set(to_dict(cfg)).describe()
-    writer.add_text("network", network, run.trainer.games)
+    writer.add_text("network", run.trainer.describe_network(to_dict(cfg)), run.trainer.games)
     try:
         status = distill(record, run, writer)
     finally:
@@ -786,14 +768,12 @@ def run_training(
 
     writer = SummaryWriter(str(record.run_dir), purge_step=trainer.games or None)
     writer.add_text("config", format_table(cfg), trainer.games)
-    network = local.game.describe() if isinstance(local, SetTDTrainer) else game.net.describe()
-    writer.add_text("network", network, trainer.games)
+    writer.add_text("network", local.describe_network(to_dict(cfg)), trainer.games)
     try:
         status = train(record, trainer, local, writer, no_progress)
     finally:
         writer.close()
-        if isinstance(trainer, RayTrainer):
-            trainer.close()
+        trainer.close()
     if status:
         return status
     print(
