@@ -263,6 +263,12 @@ class SetTDTrainer(Trainer):
 
     game: SetGame
     model: SetModel
+    is_set = True
+    takes_init_from = False
+
+    def describe_network(self, run: dict[str, Any]) -> str:
+        """The set's networks, those trained and those kept, described."""
+        return self.game.describe()
 
     def __init__(
         self,

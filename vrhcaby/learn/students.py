@@ -82,6 +82,15 @@ class SetTrainer:
     it is no network of the set's inputs to fit, and the race it answers has no student.
     """
 
+    is_set = True
+    """Its checkpoints are in the network-set layout (as `Trainer.is_set`)."""
+    takes_init_from = True
+    """A new run warm starts it from `init_from` (as `Trainer.takes_init_from`)."""
+
+    def describe_network(self, run: dict[str, Any]) -> str:
+        """The set as it plays now, described (`run`: the run's config)."""
+        return self.network_set(run).describe()
+
     def __init__(
         self,
         nets: Mapping[str, NetConfig],

@@ -42,7 +42,17 @@ class Trainer:
     `Trainer(net, td, variant, ...)` learns backgammon, `net` made `variant_net(net,
     variant)` (an acey-deucey run gets the variant inputs); `Trainer.for_game` learns any
     `Game`. `net` and `variant` are the game's.
+
+    What a training run asks of any trainer (this, a network set's, a distillation's, Ray's
+    self-play around one) beside its state and its steps: `is_set`, `takes_init_from`,
+    `describe_network`, `scalars` and `close`.
     """
+
+    is_set = False
+    """Whether its checkpoints are in the network-set layout (`vrhcaby.nn.checkpoint`)."""
+    takes_init_from = True
+    """Whether a new run warm starts it from `init_from` (a set's TD trainer took its
+    networks when it was made)."""
 
     def __init__(
         self,
@@ -119,6 +129,17 @@ class Trainer:
     def evaluate(self, config: EvalConfig, run: dict[str, Any]) -> dict[str, Any]:
         """The game's evaluation of the current network (a JSON record)."""
         return self.game.evaluate(self.model, config, run)
+
+    def describe_network(self, run: dict[str, Any]) -> str:
+        """The network it trains, described for the logs (`run`: the run's config)."""
+        return self.game.net.describe()
+
+    def scalars(self) -> dict[str, float]:
+        """TensorBoard scalars of its own beside a round's: none here (Ray's: its workers)."""
+        return {}
+
+    def close(self) -> None:
+        """Release what it holds outside this process: nothing here (Ray's: its workers)."""
 
     # --- state for checkpoints ---------------------------------------------------------
 
