@@ -172,6 +172,8 @@ def test_a_changed_recipe_is_refused_naming_the_key(uninterrupted: Path) -> None
         ("generations.judge_plies=[3]", "judge_plies"),
         ("variant=nackgammon", "variant"),
         ("bootstrap.distill.labels=['x']", "distill.labels"),
+        ("init_from=no-such-network", "init_from"),
+        ("generations.judge=nowhere.npz", "generations.judge"),
     ],
 )
 def test_bad_recipe_keys_are_one_line(

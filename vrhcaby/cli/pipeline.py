@@ -50,7 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fit, judge and promote), resuming from what its run folder holds.",
     )
     parser.add_argument(
-        "--config", metavar="TOML", help="the recipe, e.g. configs/recipes/expert-iteration.toml"
+        "--config",
+        metavar="TOML",
+        required=True,
+        help="the recipe, e.g. configs/recipes/expert-iteration.toml",
     )
     parser.add_argument(
         "--set",

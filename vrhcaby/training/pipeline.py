@@ -542,9 +542,23 @@ def promoted(cost: float, teacher_cost: float, margin: float) -> bool:
     return cost < teacher_cost - margin
 
 
+def check_inputs(cfg: PipelineConfig) -> None:
+    """The files the recipe names exist (`init_from`, the judged sets): a ValueError naming
+    the key, before the run folder is made."""
+    if cfg.init_from:
+        try:
+            find_checkpoint(cfg.init_from)
+        except ValueError as exc:
+            raise ValueError(f"init_from: {exc}") from None
+    for key, name in (("judge", cfg.generations.judge), ("cube_judge", cfg.generations.cube_judge)):
+        if name and not _data_file(name).is_file():
+            raise ValueError(f"generations.{key}: no file {name}")
+
+
 def run_pipeline(cfg: PipelineConfig, res: Resources = Resources(), force: bool = False) -> int:
     """Run (or resume) the recipe's stages; 0 when the run is over, else the status of the
     stage that stopped it (130 after Ctrl-C, 143 after SIGTERM)."""
+    check_inputs(cfg)
     state = State.open(cfg, force)
     state.recipe = to_dict(cfg)
     cfg.folder.mkdir(parents=True, exist_ok=True)
