@@ -202,6 +202,29 @@ def tournament(out: Path, *more: str) -> list[str]:
     ]
 
 
+def test_an_interrupted_tournament_resumes_to_the_games_of_an_uninterrupted_one(tmp_path):
+    """The same command on the folder of an interrupted run keeps the games it finished
+    and plays the rest: games and results as one uninterrupted run's (the reference).
+    The interruption is made by cutting the saved games file at several points (within
+    a mirrored pair, a chunk, a pair of agents) and dropping its results."""
+    argv = ["tournament", "random?seed=4", "pubeval", "heuristic", "--games", "40"]
+    argv += ["--seed", "3", "--jobs", "1", "--json", "--no-progress", "--out"]
+    code, whole, err = run_cli([*argv, str(tmp_path / "whole")])
+    assert code == 0, err
+    games = (tmp_path / "whole" / "games.jsonl").read_text().splitlines(keepends=True)
+    assert len(games) == 120
+    for cut in (0, 1, 17, 40, 77, 119):
+        out = tmp_path / f"cut{cut}"
+        out.mkdir()
+        (out / "run.json").write_text((tmp_path / "whole" / "run.json").read_text())
+        if cut:
+            (out / "games.jsonl").write_text("".join(games[:cut]))
+        code, resumed, err = run_cli([*argv, str(out)])
+        assert code == 0 and f"{cut} games kept" in err, err
+        assert json.loads(resumed) == json.loads(whole)
+        assert (out / "games.jsonl").read_text() == "".join(games)
+
+
 def test_tournament_out_whose_result_names_are_folders_fails_before_a_game(tmp_path):
     for name in ("results.json", "games.jsonl", "table.svg", "pair0.mat"):
         out = tmp_path / name.replace(".", "-")
@@ -216,7 +239,7 @@ def test_tournament_out_never_overwrites_an_earlier_run_silently(tmp_path):
     code, _, err = run_cli([*tournament(out), "--seed", "1"])
     assert code == 0, err
     first = (out / "games.jsonl").read_text()
-    refused_at_once([*tournament(out), "--seed", "2"], "--force", "earlier")
+    refused_at_once([*tournament(out), "--seed", "2"], "--force", "other settings")
     assert (out / "games.jsonl").read_text() == first
     (out / "pair7.mat").write_text("an older run's pair")
     code, _, err = run_cli([*tournament(out), "--seed", "2", "--force"])

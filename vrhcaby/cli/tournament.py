@@ -35,6 +35,7 @@ from vrhcaby.nn import checkpoint
 from vrhcaby.play.stats import bradley_terry_elo
 from vrhcaby.play.tournament import (
     MAX_GAMES,
+    GameResult,
     PairResult,
     PairSettings,
     check_agents,
@@ -177,27 +178,37 @@ def _fmt(x: float) -> str:
 
 
 #: The files a tournament writes into `--out`, besides its ``pair*.mat`` files.
-OUT_FILES = ("games.jsonl", "results.json", "table.svg")
+OUT_FILES = ("games.jsonl", "results.json", "table.svg", "run.json")
+#: What a run's `run.json` holds: the settings a resumed run must share.
+RUN_KEYS = ("agents", "games", "seed", "match_to", "cube", "jacoby", "beavers", "mirror", "variant")
+#: What `_records` adds to a game's record.
+_ADDED = ("a", "b", "a_seat", "sample", "copy", "seed", "match_winner")
 
 
-def prepare_out(out: Path | None, force: bool) -> None:
+def prepare_out(args: argparse.Namespace) -> dict[tuple[str, str], list[GameResult]]:
     """Before a game is played: `--out` is a folder that can be written (made if need
-    be), no name a result takes there is a folder, and it holds no earlier run's results,
-    unless `force`, when they are removed (the ``.mat`` files too, so that none of an
-    earlier run is taken for this one's). An earlier run is never overwritten silently."""
+    be), no name a result takes there is a folder, and an earlier run's results there are
+    either resumed (the same settings, `run.json`: the games it finished, by pair) or,
+    with `--force`, removed (the ``.mat`` files too, so that none of an earlier run is
+    taken for this one's); else refused. An earlier run is never overwritten silently."""
+    out = args.out
     if out is None:
-        return
+        return {}
     check_output_dir(out, "--out")
     earlier = [out / name for name in OUT_FILES if (out / name).exists()]
     earlier += sorted(out.glob("pair*.mat"))
     for path in earlier:
         if path.is_dir():
             raise ValueError(f"--out {str(out)!r:.80}: {path.name} is a folder, not a results file")
-    if earlier and not force:
+    settings = {key: getattr(args, key) for key in RUN_KEYS}
+    if earlier and not args.force:
+        resumed = _resume(out, settings)
+        if resumed is not None:
+            return resumed
         names = ", ".join(p.name for p in earlier[:3]) + (", ..." if len(earlier) > 3 else "")
         raise ValueError(
-            f"--out {str(out)!r:.80} holds an earlier tournament's results ({names}): add "
-            "--force to replace them, or choose another folder"
+            f"--out {str(out)!r:.80} holds the results of a tournament of other settings "
+            f"({names}): add --force to replace them, or choose another folder"
         )
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -205,6 +216,32 @@ def prepare_out(out: Path | None, force: bool) -> None:
             path.unlink()
     except OSError as exc:
         raise ValueError(f"--out {str(out)!r:.80}: {exc.strerror}") from None
+    checkpoint.write_atomic(out / "run.json", json.dumps(settings) + "\n")
+    return {}
+
+
+def _resume(out: Path, settings: dict) -> dict[tuple[str, str], list[GameResult]] | None:
+    """The games of the earlier run in `out`, by pair, if it was run with `settings`
+    (its `run.json`) and its games file reads back; else None."""
+    try:
+        if json.loads((out / "run.json").read_text()) != json.loads(json.dumps(settings)):
+            return None
+        records = (
+            matchfile.read_jsonl(out / "games.jsonl") if (out / "games.jsonl").exists() else []
+        )
+        games: dict[tuple[str, str], list[GameResult]] = {}
+        for r in records:
+            result = GameResult(
+                **{k: int(r[k]) for k in ("sample", "copy", "a_seat", "winner", "value", "cube")},
+                points=int(r["points"]),
+                match_winner=int(r["match_winner"]),
+                record={k: v for k, v in r.items() if k not in _ADDED},
+            )
+            games.setdefault((r["a"], r["b"]), []).append(result)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    print(f"resuming the tournament in {out}: {len(records)} games kept", file=sys.stderr)
+    return games
 
 
 def _records(pair: PairResult, seed: int) -> list[dict]:
@@ -218,6 +255,7 @@ def _records(pair: PairResult, seed: int) -> list[dict]:
             sample=g.sample,
             copy=g.copy,
             seed=seed,
+            match_winner=g.match_winner,
         )
         for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
     ]
@@ -242,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
     """The tournament; after SIGINT or SIGTERM, the games finished are kept, written and
     summarised, and the exit status is 130 or 143 (`StopSignals`)."""
     agents = _check(args)
-    prepare_out(args.out, args.force)
+    earlier = prepare_out(args)
     if args.backend == "ray":
         from vrhcaby.play.ray import connect
 
@@ -255,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     with StopSignals() as stop:
-        pairs = _play(args, agents, stop)
+        pairs = _play(args, agents, stop, earlier)
         with stop.holding():
             _report(args, agents, pairs)
     return stop.status
@@ -266,9 +304,15 @@ def _pairs(agents: list) -> list[tuple[int, int]]:
     return list(itertools.combinations(range(len(agents)), 2))
 
 
-def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[PairResult]:
+def _play(
+    args: argparse.Namespace,
+    agents: list,
+    stop: StopSignals,
+    earlier: dict[tuple[str, str], list[GameResult]],
+) -> list[PairResult]:
     """Every pair's games, until all are played or a signal stops them; each pair's
-    games are saved (`--out`) before the next pair starts."""
+    games are saved (`--out`) before the next pair starts. The `earlier` games of a
+    resumed run are kept, and only what they lack is played."""
     pairs: list[PairResult] = []
     records: list[dict] = []
     settings = PairSettings(
@@ -292,6 +336,7 @@ def _play(args: argparse.Namespace, agents: list, stop: StopSignals) -> list[Pai
                 backend=args.backend,
                 workers=args.workers,
                 progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+                done=earlier.get((agents[i].name, agents[j].name), []),
             )
         except KeyboardInterrupt:  # outside the games (their results are kept): none kept
             break

@@ -26,7 +26,7 @@ resignation offers come only before a turn's first roll.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -569,11 +569,15 @@ def run_pair(
     on_result: Callable[[GameResult], None] | None = None,
     backend: str = "local",
     workers: int = 0,
+    done: Sequence[GameResult] = (),
 ) -> tuple[list[GameResult], bool]:
     """All games of a pair and whether Ctrl-C cut them short (the finished ones are kept).
 
     `backend` "local" plays in `jobs` processes here; "ray" spreads the chunks over the
     connected Ray cluster, `workers` at a time (0 = all its CPUs), with the same results.
+    `done` holds the games of an earlier, interrupted run of this pair with the same
+    settings: the chunks whose samples it completes are kept as they are, not played
+    again (a chunk's games depend on the seed and its samples alone), the others played.
     """
     agents = (agent_a, agent_b)
     results: list[GameResult] = []
@@ -583,7 +587,15 @@ def run_pair(
         if on_result:
             on_result(r)
 
-    parts = growing_chunks(samples, CHUNK)
+    parts = []
+    finished = complete_samples(done, settings)
+    for chunk in growing_chunks(samples, CHUNK):
+        if all(s in finished for s in chunk):
+            for r in done:
+                if r.sample in chunk:
+                    keep(r)
+        else:
+            parts.append(chunk)
     if backend == "ray":
         from vrhcaby.play.ray import run_ray
 
@@ -596,7 +608,7 @@ def run_pair(
         )
         return results, interrupted
     try:
-        if jobs <= 1 or len(parts) == 1:
+        if jobs <= 1 or len(parts) <= 1:
             for chunk in parts:
                 play_chunk(agents, chunk, seed, settings, keep)
         else:
@@ -627,6 +639,17 @@ def cubeless_agents(agents) -> list[str]:
     return [a.name for a in agents if not getattr(a, "cube_aware", False)]
 
 
+def complete_samples(results: Iterable[GameResult], settings: PairSettings) -> set[int]:
+    """The samples whose games `results` complete: both mirrored copies (or the one),
+    each a finished game, or in match play a finished match."""
+    copies = 2 if settings.mirrored else 1
+    ended: dict[int, set[int]] = {}
+    for g in results:
+        if not settings.match_to or g.match_winner >= 0:
+            ended.setdefault(g.sample, set()).add(g.copy)
+    return {s for s, done in ended.items() if len(done) == copies}
+
+
 def summarise(
     a: str,
     b: str,
@@ -637,15 +660,11 @@ def summarise(
 ) -> PairResult:
     """Per-pair statistics over complete samples (both mirrored games, or matches, done);
     `cubeless` names the agents of the pair without cube decisions."""
-    copies = 2 if settings.mirrored else 1
     by_sample: dict[int, list[GameResult]] = {}
     for r in results:
         by_sample.setdefault(r.sample, []).append(r)
-    complete = []
-    for s, games in sorted(by_sample.items()):
-        done = {g.copy for g in games if not settings.match_to or g.match_winner >= 0}
-        if len(done) == copies:
-            complete.append((s, games))
+    finished = complete_samples(results, settings)
+    complete = [(s, games) for s, games in sorted(by_sample.items()) if s in finished]
     games = [g for _, gs in complete for g in gs]
     ppg_samples = np.array(
         [sum(g.a_points for g in gs) / len(gs) for _, gs in complete], dtype=np.float64
@@ -695,11 +714,13 @@ def play_pair(
     progress: bool = False,
     backend: str = "local",
     workers: int = 0,
+    done: Sequence[GameResult] = (),
 ) -> PairResult:
     """Play `games` games (or matches) of A against B by `settings` and return A's results.
 
     Mirrored, `games` is rounded up to an even number: `ceil(games / 2)` pairs.
-    `backend` and `workers` choose where the games run, as in `run_pair`.
+    `backend` and `workers` choose where the games run, and `done` the games an earlier
+    run of the pair finished, as in `run_pair`.
     """
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
@@ -735,6 +756,7 @@ def play_pair(
             backend=backend,
             workers=workers,
             on_result=tick if bar else None,
+            done=done,
         )
     finally:
         if bar:
