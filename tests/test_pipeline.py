@@ -224,3 +224,33 @@ def test_init_from_is_the_first_champion_and_the_fits_shape(tmp_path: Path) -> N
     _, meta = checkpoint.load(champion, "backgammon")
     assert fit.net == NetConfig(**{**meta["net"], "hidden": tuple(meta["net"]["hidden"])})
     assert fit.net.hidden == (80,) and not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_a_race_network_makes_the_champions_sets_that_carry_it(tmp_path: Path) -> None:
+    """With `race`, the first champion is the bootstrap's network and the shipped race
+    network as a set (`vrhcaby netset`'s), and a generation fits the set's contact network
+    only: its race network is the shipped file's, weight for weight."""
+    run_dir = tmp_path / "run"
+    extra = ("--set", "race=onesided-race", "--set", "generations.count=1")
+    done = subprocess.run(
+        command(run_dir, *extra), cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = state(run_dir)
+    race, _ = checkpoint.load(ROOT / "checkpoints" / "onesided-race.pt", "backgammon")
+    bootstrap_net, _ = checkpoint.load(doc["stages"]["bootstrap"]["network"], "backgammon")
+    first, second = (Path(g["network"]) for g in doc["generations"])
+    assert first == Path(doc["stages"]["assemble"]["network"])
+    for path in (first, second):
+        arrays, meta = checkpoint.load(path, sets=True)
+        assert meta["fallback"] == {"crashed": "contact"}
+        for key, value in race.items():
+            assert np.array_equal(arrays[f"set/race/{key}"], value), key
+    arrays, _ = checkpoint.load(first, sets=True)
+    for key in ("model/0.weight", "model/2.bias"):
+        assert np.array_equal(arrays[f"set/contact/{key}"], bootstrap_net[key])
+    fitted, _ = checkpoint.load(second, sets=True)
+    assert not np.array_equal(
+        fitted["set/contact/model/0.weight"], arrays["set/contact/model/0.weight"]
+    )

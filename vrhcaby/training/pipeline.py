@@ -131,6 +131,11 @@ class PipelineConfig:
     init_from: str = ""
     """Start the generations from this network (a path or a shipped network's name)
     instead of a TD bootstrap."""
+    race: str = ""
+    """A race network (a path or a shipped name, e.g. onesided-race) put with the first
+    champion's network into a network set, as `vrhcaby netset --contact FIRST --race RACE`
+    does; the set is then the first champion, and the fits fit its own networks and carry
+    the race network as it is ("": the first champion alone)."""
     bootstrap: TrainConfig = field(default_factory=lambda: TrainConfig(name="bootstrap"))
     """The TD(λ) bootstrap when `init_from` is empty; its `name`, `seed`, `variant`,
     `checkpoint_dir` and `runs_dir` are set by the pipeline."""
@@ -423,6 +428,29 @@ def bootstrap(cfg: PipelineConfig, state: State, res: Resources) -> tuple[str, T
     return str(state.stages[name]["network"]), fit
 
 
+def assemble(cfg: PipelineConfig, state: State, first: str) -> str:
+    """The first champion with the recipe's race network, as a network set (in this
+    process: `vrhcaby.learn.sets.assemble`); `first` itself when the recipe names none."""
+    name = "assemble"
+    if not cfg.race:
+        return first
+    if not _done(state, name):
+        from vrhcaby.learn.sets import assemble as assemble_set
+        from vrhcaby.nn import netset
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        sources = {"contact": first, "crashed": "contact", "race": str(find_checkpoint(cfg.race))}
+        networks = assemble_set(sources)
+        out = cfg.folder / "checkpoints" / f"{cfg.name}-gen0-set.pt"
+        networks.config.setdefault("name", out.stem)
+        netset.save(networks, out)
+        hours = (time.process_time() - cpu) / 3600
+        finish_stage(
+            state, name, network=str(out), core_hours=hours, seconds=time.perf_counter() - wall
+        )
+    return str(state.stages[name]["network"])
+
+
 def label(
     cfg: PipelineConfig, state: State, res: Resources, generation: int, teacher: str
 ) -> dict[str, Any]:
@@ -545,11 +573,12 @@ def promoted(cost: float, teacher_cost: float, margin: float) -> bool:
 def check_inputs(cfg: PipelineConfig) -> None:
     """The files the recipe names exist (`init_from`, the judged sets): a ValueError naming
     the key, before the run folder is made."""
-    if cfg.init_from:
-        try:
-            find_checkpoint(cfg.init_from)
-        except ValueError as exc:
-            raise ValueError(f"init_from: {exc}") from None
+    for key in ("init_from", "race"):
+        if getattr(cfg, key):
+            try:
+                find_checkpoint(getattr(cfg, key))
+            except ValueError as exc:
+                raise ValueError(f"{key}: {exc}") from None
     for key, name in (("judge", cfg.generations.judge), ("cube_judge", cfg.generations.cube_judge)):
         if name and not _data_file(name).is_file():
             raise ValueError(f"generations.{key}: no file {name}")
@@ -578,7 +607,8 @@ def run_pipeline(cfg: PipelineConfig, res: Resources = Resources(), force: bool 
 
 def _generations(cfg: PipelineConfig, state: State, res: Resources) -> int:
     gens = cfg.generations
-    champion, base = bootstrap(cfg, state, res)
+    first, base = bootstrap(cfg, state, res)
+    champion = assemble(cfg, state, first)
     zero = judge_stage(state, "gen0/judge", gens, champion)
     stages = state.stages
     state.generations = [_generation(0, zero, stages.get("bootstrap"), None, True)]
