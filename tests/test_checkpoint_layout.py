@@ -2,7 +2,7 @@
 project lays out the same state as the code before it did, byte for byte.
 
 The references in ``tests/data/checkpoints`` were written by the writers as they were
-before `assemble` (commit 7bcdd28: `Trainer.state`, `SetTDTrainer.state`,
+before `assemble` (at commit 1c7cb5a: `Trainer.state`, `SetTDTrainer.state`,
 `SetTrainer.state`, `netset.save`, `onesided.save`), from the states `write_states` builds.
 Those states involve no float arithmetic that could differ between machines (seeded
 draws, copies, no optimizer step), so the same state must give the same members: the
