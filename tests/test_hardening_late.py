@@ -64,6 +64,7 @@ TRAIN_SETTINGS = [
     ("net.hidden=[50000, 50000]", f"{199 * 50000 + 50001 * 50000 + 50001 * 5:,} weights"),
     ("sixdice.hidden=[100000000]", "weights"),
     ("eval.games=100000000000", "eval.games must be at most"),
+    ("eval.judge_games=100000000000", "eval.judge_games must be at most"),
     ("td.batch_games=100000000", "batch_games must be at most"),
     ("checkpoint_dir=/proc/vrhcaby-ck", "checkpoint_dir"),
     ("runs_dir=/sys/vrhcaby-runs", "runs_dir"),

@@ -17,6 +17,11 @@ MAX_LOCKSTEP = 20_000
 `games_per_shard`): their boards, network inputs and records are held at once, about a
 gigabyte at this count (the recipes use 50 to 512). More is refused when the config is
 read, not by an allocation after minutes of work."""
+MAX_JUDGE_GAMES = 100_000
+"""The most games whose positions `eval.judge_games` judges: every legal play of every
+position with a choice is kept with gnubg's value of it, about a thousand plays a game
+(the recipes judge 300 games). The set is made at the first evaluation, after training
+games, so more is refused when the config is read."""
 
 
 @dataclass(frozen=True)
@@ -105,5 +110,9 @@ class EvalConfig:
             )
         if self.games > MAX_GAMES:
             raise ValueError(f"eval.games must be at most {MAX_GAMES:,}, got {self.games:,}")
+        if self.judge_games > MAX_JUDGE_GAMES:
+            raise ValueError(
+                f"eval.judge_games must be at most {MAX_JUDGE_GAMES:,}, got {self.judge_games:,}"
+            )
         if self.best_by == "move_cost" and not self.judge_games:
             raise ValueError("eval.best_by = 'move_cost' needs eval.judge_games > 0")
