@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import load_agent  # noqa: E402
-from vrhcaby.equity.outcomes import OUTCOMES  # noqa: E402
+from vrhcaby.equity.outcomes import LOSE_GAMMON, OUTCOMES, WIN, WIN_GAMMON  # noqa: E402
 from vrhcaby.io.plot import reliability_svg  # noqa: E402
 from vrhcaby.nn.checkpoint import write_atomic  # noqa: E402
 from vrhcaby.play.calibration import GROUPS, selfplay_predictions  # noqa: E402
 
-DRAWN = ("win", "win_gammon", "lose_gammon")
+DRAWN = tuple(OUTCOMES[k] for k in (WIN, WIN_GAMMON, LOSE_GAMMON))
 
 
 def print_tables(report: dict) -> None:
