@@ -1,6 +1,6 @@
 """The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
 
-Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K]`. The evaluator (from
+Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K&cube_plies=0|1|2]`. The evaluator (from
 `vrhcaby.nn.net.load_evaluator`, or any `agents.search.ValueFunction`, with `.variant`)
 gives, for each afterstate (mover in row 1, opponent to roll), P(win), P(win gammon),
 P(win backgammon), P(lose gammon), P(lose backgammon); the agent turns them into cubeless
@@ -23,11 +23,18 @@ The search is `agents.search`'s (`filtered_search`, `ply_probabilities`), the on
 hint` ranks with; every evaluation of one ply, for all candidates and all boards of a
 batch, is one call of the evaluator.
 
-The agent is cube-aware: before its roll it evaluates the position for the side on roll
-(`before_roll`: the opponent's afterstate, seen from the other side) and makes its double,
-take and resignation decisions from those five probabilities with Janowski's cubeful
-model and the match equity table (`vrhcaby.analysis`, `vrhcaby.equity.cube`), at `cube_plies`
-(default 0, so a cube decision costs about as much as a move).
+The agent is cube-aware: its double, take, beaver and resignation decisions
+(`cube_decision`) look `cube_plies` ahead (default 0), apart from its checker play's
+`plies`. At 0 plies it evaluates the position for the side on roll (`before_roll`: the
+opponent's afterstate, seen from the other side) and decides from those five
+probabilities with Janowski's cubeful model and the match equity table
+(`vrhcaby.equity.decisions`, `vrhcaby.equity.cube`): a cube decision costs about as much
+as a 0-ply move. At 1 or 2 plies it decides by GNU Backgammon's cubeful n-ply evaluation
+(`agents.cubeful`): no double and double/take are each the average over its 21 rolls of
+minus the opponent's cubeful value one ply down, every side in the tree holding its own
+cube option, Janowski at the leaves; its resignations by the cubeless probabilities of
+the same search. Pruned as its checker play is (`prune`); a 1-ply cube decision costs
+about a 1-ply checker play, a 2-ply one pruned about twice that (docs/benchmarks.md).
 
 Acey-deucey (an evaluator whose `variant` is "acey-deucey": boards (2, 26), column 25 the
 waiting checkers, and a "rolls again" input): the agent plays at 0 plies by cubeless
@@ -202,7 +209,9 @@ class TDAgent(AfterstateAgent):
     def before_roll(self, boards: np.ndarray, plies: int | None = None) -> np.ndarray:
         """Five probabilities (B, 5) for the side on roll (row 1) of each board (B, 2, 25),
         before it rolls, at `plies` (default `cube_plies`): its opponent's afterstate,
-        evaluated and seen from the other side."""
+        evaluated and seen from the other side, by the cubeless search (the cube decisions
+        at `cube_plies` 1 or 2 take theirs from the cubeful search, whose plays are chosen
+        by cubeful equity: the same numbers but where that choice differs)."""
         b = np.asarray(boards, dtype=np.int8)
         depth = self.cube_plies if plies is None else plies
         if self.acey_deucey:  # (B, 2, 26), the opponent just moved and does not roll again
