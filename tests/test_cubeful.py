@@ -420,6 +420,16 @@ def test_cube_command_takes_cube_plies(boards: list[np.ndarray], capsys, monkeyp
     assert json.loads(capsys.readouterr().out)["cubeful_equity"] == pytest.approx(
         expected.optimal, abs=1e-6
     )
+    fixed, _ = cubeful.cube_decision(agent.evaluator, board, ctx, 1, x=0.5)
+    assert (
+        cli.main(["cube", position_id, "--cube-plies", "1", "--cube-efficiency", "0.5", *match])
+        == 0
+    )
+    got = json.loads(capsys.readouterr().out)
+    assert (got["equities"]["nd"], got["equities"]["dt"]) == pytest.approx(
+        (fixed.nd, fixed.dt), abs=1e-6
+    )
+    assert abs(fixed.nd - expected.nd) > 1e-3  # the fixed efficiency reaches the leaves
     with pytest.raises(SystemExit) as stopped:
         cli.main(["cube", position_id, "--cube-plies", "3"])
     assert stopped.value.code == 2
