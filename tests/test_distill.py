@@ -455,6 +455,14 @@ def test_a_set_with_the_one_sided_race_fits_its_network_and_carries_the_race(
     want = saved(tmp_path / "single" / "ck", EPOCHS)
     for key in ("model/0.weight", "model/0.bias", "model/2.weight", "model/2.bias"):
         np.testing.assert_array_equal(got[f"set/contact/{key}"], want[key], err_msg=key)
+    scores = [
+        checkpoint.load(tmp_path / run / "ck" / f"fit-g{EPOCHS:09d}.pt")[1]["distill"]["scores"]
+        for run in ("set", "single")
+    ]
+    names = ["train_loss", "loss", "equity_error", "teacher_0ply_error", "choice_cost"]
+    assert set(scores[1]) == {*names, "teacher_0ply_cost"}  # the JSON's field names
+    assert set(scores[0]) == {*scores[1], "held_out_loss_contact"}
+    assert scores[0]["held_out_loss_contact"] == scores[0]["loss"] == scores[1]["loss"]
     start, _ = checkpoint.load(onesided_set, "backgammon", sets=True)
     race = [key for key in start if key.startswith("set/race/")]
     assert len(race) == 4

@@ -16,9 +16,10 @@ the agents rank plays by.
 
 from __future__ import annotations
 
+import math
 import zipfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -257,6 +258,28 @@ class HeldOut:
     def as_dict(self) -> dict[str, float]:
         """The scores by name, as a checkpoint's ``distill.scores`` records them."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class EpochScores:
+    """An epoch of a distillation run: its training loss, the students' `HeldOut` scores
+    as one (`HeldOut.mean`), and a set's held-out loss of each class network."""
+
+    train_loss: float
+    held: HeldOut
+    class_losses: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def fit_loss(self) -> float:
+        """The loss that says when fitting stops helping: the held-out one, or the
+        training loss when nothing is held out."""
+        return self.held.loss if math.isfinite(self.held.loss) else self.train_loss
+
+    def as_dict(self) -> dict[str, float]:
+        """The scores as a checkpoint's ``distill.scores`` records them: ``train_loss``,
+        the `HeldOut` scores by name, ``held_out_loss_<class>``."""
+        losses = {f"held_out_loss_{name}": loss for name, loss in self.class_losses.items()}
+        return {"train_loss": self.train_loss, **self.held.as_dict(), **losses}
 
 
 def weighted_mean(values: Sequence[tuple[float, int]]) -> float:

@@ -25,7 +25,6 @@ its progress lines.
 from __future__ import annotations
 
 import importlib.metadata
-import math
 import re
 import signal
 import subprocess
@@ -45,6 +44,7 @@ from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.distill import (
     DistillConfig,
+    EpochScores,
     HeldOut,
     fit_epoch,
     held_out,
@@ -542,8 +542,8 @@ class Distillation:
     students: list[Student]
     source: dict[str, Any]
     """What labelled the shards (`vrhcaby.learn.distill.label_source`)."""
-    scores: dict[str, float] = field(default_factory=dict)
-    """The last epoch's training loss and held-out scores (`held_out`, over all students)."""
+    scores: EpochScores | None = None
+    """The last epoch's training loss and held-out scores (None before the first)."""
 
     @property
     def fitted(self) -> int:
@@ -558,12 +558,12 @@ class Distillation:
             "labels": self.source,
             "fitted": self.fitted,
             "held_out": sum(len(s.held) for s in self.students),
-            "scores": self.scores,
+            "scores": self.scores.as_dict() if self.scores else {},
         }
         return arrays, meta
 
-    def epoch(self) -> None:
-        """Fit every student one epoch; the scores (means over all labels) kept."""
+    def epoch(self) -> EpochScores:
+        """Fit every student one epoch; its scores (means over all labels), kept."""
         losses, held = [], []
         for s in self.students:
             loss = fit_epoch(
@@ -577,10 +577,13 @@ class Distillation:
             losses.append((loss, len(s.fitted)))
             held.append((held_out(s.model, s.held, self.config), len(s.held)))
         self.trainer.games += 1
-        self.scores = {"train_loss": weighted_mean(losses), **HeldOut.mean(held).as_dict()}
-        if self.trainer.is_set:
-            for s, (scores, _) in zip(self.students, held, strict=True):
-                self.scores[f"held_out_loss_{s.name}"] = scores.loss
+        by_class = zip(self.students, held, strict=True) if self.trainer.is_set else ()
+        self.scores = EpochScores(
+            weighted_mean(losses),
+            HeldOut.mean(held),
+            {s.name: scores.loss for s, (scores, _) in by_class},
+        )
+        return self.scores
 
 
 def distillation(cfg: TrainConfig, game: Game) -> Distillation:
@@ -636,34 +639,33 @@ def note_teacher(cfg: TrainConfig, source: dict[str, Any]) -> None:
         )
 
 
-def log_epoch(writer: Any, run: Distillation, seconds: float) -> str:
+def log_epoch(writer: Any, run: Distillation, scores: EpochScores, seconds: float) -> str:
     """An epoch's TensorBoard scalars (at the epochs done); its line of the log."""
-    e, scores = run.trainer.games, run.scores
+    e = run.trainer.games
     lr = learning_rate(run.config, e - 1)
     speed = run.fitted / seconds
-    writer.add_scalar("losses/loss", scores["train_loss"], e)
-    for key, value in scores.items():
-        if key.startswith("held_out_loss_"):
-            writer.add_scalar(f"losses/{key}", value, e)
-    writer.add_scalar("losses/held_out_loss", scores["loss"], e)
-    writer.add_scalar("charts/equity_error", scores["equity_error"], e)
-    writer.add_scalar("charts/teacher_0ply_error", scores["teacher_0ply_error"], e)
-    writer.add_scalar("charts/choice_cost", scores["choice_cost"], e)
-    writer.add_scalar("charts/teacher_0ply_cost", scores["teacher_0ply_cost"], e)
+    held = scores.held
+    writer.add_scalar("losses/loss", scores.train_loss, e)
+    for name, loss in scores.class_losses.items():
+        writer.add_scalar(f"losses/held_out_loss_{name}", loss, e)
+    writer.add_scalar("losses/held_out_loss", held.loss, e)
+    for name, value in held.as_dict().items():
+        if name != "loss":
+            writer.add_scalar(f"charts/{name}", value, e)
     writer.add_scalar("charts/labels_per_s", speed, e)
     writer.add_scalar("charts/learning_rate", lr, e)
     return (
-        f"loss {scores['train_loss']:.6f}, held out {scores['loss']:.6f}, held-out "
-        f"|equity error| {scores['equity_error']:.4f} (teacher 0-ply "
-        f"{scores['teacher_0ply_error']:.4f}), choice cost {scores['choice_cost']:.5f} "
-        f"(teacher 0-ply {scores['teacher_0ply_cost']:.5f}), {speed:.0f} labels/s, lr {lr:.3g}"
+        f"loss {scores.train_loss:.6f}, held out {held.loss:.6f}, held-out "
+        f"|equity error| {held.equity_error:.4f} (teacher 0-ply "
+        f"{held.teacher_0ply_error:.4f}), choice cost {held.choice_cost:.5f} "
+        f"(teacher 0-ply {held.teacher_0ply_cost:.5f}), {speed:.0f} labels/s, lr {lr:.3g}"
     )
 
 
-def is_best_fit(record: RunRecord, scores: dict[str, float]) -> bool:
-    """Whether an epoch's held-out loss (its training loss when nothing is held out) is
-    the lowest so far, kept (negated, higher is better) as the record's best."""
-    loss = scores["loss"] if math.isfinite(scores["loss"]) else scores["train_loss"]
+def is_best_fit(record: RunRecord, scores: EpochScores) -> bool:
+    """Whether an epoch's `EpochScores.fit_loss` is the lowest so far, kept (negated,
+    higher is better) as the record's best."""
+    loss = scores.fit_loss
     is_best = record.best is None or -loss > record.best
     record.best = -loss if is_best else record.best
     return is_best
@@ -682,12 +684,12 @@ def distill(record: RunRecord, run: Distillation, writer: Any) -> int:
         while trainer.games < epochs and stop.by is None:
             state = run.state()  # what a second Ctrl-C saves: the start of this epoch
             started = time.perf_counter()
-            run.epoch()
+            scores = run.epoch()
             seconds = time.perf_counter() - started
             e = trainer.games
-            line = f"epoch {e}/{epochs}: {log_epoch(writer, run, seconds)}"
+            line = f"epoch {e}/{epochs}: {log_epoch(writer, run, scores, seconds)}"
             if not cfg.eval.every:
-                is_best = is_best_fit(record, run.scores)
+                is_best = is_best_fit(record, scores)
             elif e % cfg.eval.every == 0 or e >= epochs:
                 is_best = evaluate(record, trainer, writer)
                 postfix = report(trainer.game, record.latest_eval, cfg).postfix
