@@ -469,7 +469,10 @@ def test_the_command_rolls_out_a_position_and_its_plays(tiny_net, monkeypatch, c
         )
     text_args = ["4HPwATDgc/ABMA", "--agent", f"td:{tiny_net}", "--trials", "8", "--truncate", "2"]
     assert run_command([*text_args, "--match-id", "cAngACAAIAAE"], monkeypatch) == 0
-    assert "cube decision" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "cube decision" in text
+    heads = ["win", "win gammon", "win bg", "lose gammon", "lose bg"]  # the table's columns
+    assert "".join(f"{h:>13}" for h in heads) in text
 
 
 def test_the_command_plays_money_by_gnubg_rules_unless_told(tiny_net, monkeypatch, capsys):

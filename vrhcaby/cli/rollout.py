@@ -23,6 +23,7 @@ from vrhcaby.cli.common import (
     add_ray_arguments,
     check_parallel,
 )
+from vrhcaby.equity.outcomes import OUTCOMES
 from vrhcaby.io.answers import (
     RolloutInputs,
     rollout_inputs,
@@ -35,7 +36,8 @@ from vrhcaby.play.rollout import (
     default_evaluator,
 )
 
-_NAMES = ("win", "win gammon", "win bg", "lose gammon", "lose bg")
+#: The five probabilities' column heads: "win", "win gammon", "win bg", "lose gammon", "lose bg".
+_NAMES = tuple(name.replace("_", " ").replace("backgammon", "bg") for name in OUTCOMES)
 
 
 def register(subparsers) -> None:
