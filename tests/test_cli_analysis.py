@@ -63,6 +63,10 @@ def invert(p: np.ndarray) -> np.ndarray:
     return np.array([1 - p[0], p[3], p[4], p[1], p[2]])
 
 
+#: The five probabilities' heads in the tables of hint, cube and eval, as gnubg's.
+HEADS = " ".join(f"{name:>6}" for name in ("W", "W(g)", "W(bg)", "L(g)", "L(bg)"))
+
+
 def run_cli(argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
     monkeypatch.setattr(cli, "COMMANDS", ("hint", "cube", "eval", "moves"))
     code = cli.main(argv)
@@ -111,6 +115,7 @@ def test_hint_table_and_cubeful_ranking(net, capsys, monkeypatch) -> None:
     assert "roll 6-5" in lines[0] and "money play, Jacoby rule, beavers allowed" in lines[0]
     rows = [line.split() for line in lines[3:6]]
     assert "more; --candidates" in lines[-1]
+    assert HEADS in out
     code, out, _ = run_cli(
         ["hint", START, "65", "--agent", f"td:{path}", "--json", "-n", "100"], capsys, monkeypatch
     )
@@ -189,6 +194,9 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
     assert ev["mwc_cubeful"] == pytest.approx(ref.optimal_mwc, abs=1e-5)
     code, out, _ = run_cli(["eval", START, "--agent", f"td:{path}"], capsys, monkeypatch)
     assert code == 0 and "Cubeless equity" in out and "Cubeful equity" in out
+    assert HEADS in out
+    code, out, _ = run_cli(["cube", START, "--agent", f"td:{path}"], capsys, monkeypatch)
+    assert code == 0 and HEADS in out
 
 
 def test_positions_with_match_ids_and_xgids(net, capsys, monkeypatch) -> None:
