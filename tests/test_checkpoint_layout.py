@@ -1,8 +1,8 @@
-"""One writer of checkpoints (`vrhcaby.nn.checkpoint.assemble`): every writer of the
+"""One writer of checkpoints (`vrhcaby.nn.checkpoint.contents`): every writer of the
 project lays out the same state as the code before it did, byte for byte.
 
 The references in ``tests/data/checkpoints`` were written by the writers as they were
-before `assemble` (at commit 1c7cb5a: `Trainer.state`, `SetTDTrainer.state`,
+before `contents` (at commit 1c7cb5a: `Trainer.state`, `SetTDTrainer.state`,
 `SetTrainer.state`, `netset.save`, `onesided.save`), from the states `write_states` builds.
 Those states involve no float arithmetic that could differ between machines (seeded
 draws, copies, no optimizer step), so the same state must give the same members: the
@@ -32,7 +32,7 @@ FILES = ("onesided.pt", "set.pt", "set-trainer.pt", "trainer.pt", "set-td-traine
 
 def write_states(out: Path) -> None:
     """Write each writer's checkpoint of a fixed state into `out` (the references: with
-    the code before `assemble`)."""
+    the code before `contents`)."""
     rng = np.random.default_rng(0)
     shapes = [(8, onesided.INPUTS), (8,), (onesided.OUTPUTS, 8), (onesided.OUTPUTS,)]
     race = onesided.OneSidedNet(*(rng.normal(0, 0.3, s).astype(np.float32) for s in shapes))
@@ -105,7 +105,7 @@ def test_each_writer_lays_out_the_state_as_before(written: Path, name: str) -> N
 def test_a_set_member_comes_back_as_assembled() -> None:
     rng = np.random.default_rng(3)
     one = {"model/0.weight": rng.random((2, 3)), "model/0.bias": rng.random(2)}
-    arrays, meta = checkpoint.assemble(
+    arrays, meta = checkpoint.contents(
         networks={"contact": ({"hidden": [2]}, one)}, fallback={"race": "contact"}
     )
     assert list(arrays) == ["set/contact/model/0.weight", "set/contact/model/0.bias"]
@@ -118,6 +118,6 @@ def test_a_set_member_comes_back_as_assembled() -> None:
 def test_a_checkpoint_holds_one_network_or_one_set() -> None:
     net: checkpoint.Network = ({"hidden": [2]}, {})
     with pytest.raises(ValueError, match="give net or networks"):
-        checkpoint.assemble()
+        checkpoint.contents()
     with pytest.raises(ValueError, match="give net or networks"):
-        checkpoint.assemble(net=net, networks={"contact": net})
+        checkpoint.contents(net=net, networks={"contact": net})

@@ -115,7 +115,7 @@ def fit(
 def save(path: Path, model: torch.nn.Sequential, hidden: int, made: dict) -> Path:
     """The student as a backgammon checkpoint at `path`, `made` its meta entry `pruner`."""
     net = NetConfig("tesauro", (hidden,), "sigmoid")
-    arrays, meta = checkpoint.assemble(
+    arrays, meta = checkpoint.contents(
         net=(net.to_dict(), model_arrays(model)),
         config={"name": f"prune-{made['teacher']}", "variant": "standard"},
     )

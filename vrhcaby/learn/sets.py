@@ -310,8 +310,8 @@ class SetTDTrainer(Trainer):
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The networks, the classes trained, the optimizer, both RNGs and the games played
-        (`vrhcaby.nn.checkpoint.assemble`)."""
-        return checkpoint.assemble(
+        (`vrhcaby.nn.checkpoint.contents`)."""
+        return checkpoint.contents(
             networks={
                 name: (self.game.nets[name].to_dict(), model_arrays(model))
                 for name, model in self.model.networks.items()

@@ -216,7 +216,7 @@ class SetTrainer:
         }
         for name, description in self.carried.items():
             networks[name] = (description, self.carried_arrays.get(name, {}))
-        return checkpoint.assemble(
+        return checkpoint.contents(
             networks=networks,
             fallback=self.fallback,
             variant=self.variant,

@@ -149,8 +149,8 @@ class Trainer:
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Everything needed to continue exactly: arrays and a JSON-able document
-        (`vrhcaby.nn.checkpoint.assemble`)."""
-        return checkpoint.assemble(
+        (`vrhcaby.nn.checkpoint.contents`)."""
+        return checkpoint.contents(
             self.game.name,
             net=(self.net.to_dict(), self.weights()),
             variant=self.variant,
@@ -302,7 +302,7 @@ def _split(
 
 def model_arrays(model: torch.nn.Module) -> dict[str, np.ndarray]:
     """A model's weights as numpy arrays, named as a checkpoint of one network names them
-    (``model/<layer>.<weight|bias>``; `vrhcaby.nn.checkpoint.assemble` puts a set's under
+    (``model/<layer>.<weight|bias>``; `vrhcaby.nn.checkpoint.contents` puts a set's under
     their classes), whether TD or distillation trains it."""
     return {f"model/{k}": v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
 

@@ -17,7 +17,7 @@ whose network answers it; class ``c``'s weights are ``set/c/model/<name>``. Each
 is checked as a single network is (`load` with ``sets=True``).
 
 Every writer (a trainer's state, a distillation's, `vrhcaby netset`, the one-sided and
-pruned networks) lays its parts out through `assemble`, so a state has one layout and the
+pruned networks) lays its parts out through `contents`, so a state has one layout and the
 same state makes the same members.
 
 Writes are atomic (`write_atomic`, which other result files use too): a temporary file in
@@ -68,7 +68,7 @@ Network = tuple[Mapping[str, Any], Mapping[str, np.ndarray]]
 as a single network's checkpoint names them (``model/<layer>.<weight|bias>``)."""
 
 
-def assemble(
+def contents(
     game: str = "backgammon",
     *,
     net: Network | None = None,

@@ -244,7 +244,7 @@ def from_networks(
 def save(networks: NetworkSet, path: str | Path) -> Path:
     """Write the set to checkpoint `path` atomically (the layout: `vrhcaby.nn.checkpoint`),
     which `vrhcaby.nn.net.load_evaluator` reads back; returns the path."""
-    arrays, meta = checkpoint.assemble(
+    arrays, meta = checkpoint.contents(
         networks={
             name: (network.net.to_dict(), checkpoint.layer_arrays(network.weights))
             for name, network in networks.networks.items()

@@ -393,7 +393,7 @@ def save(net: OneSidedNet, path: str | Path, config: dict[str, Any] | None = Non
     format, weights ``model/0`` and ``model/2``; meta ``net`` ``{"kind": "onesided"}`` and
     the run's `config`), which `load` reads back and a set can hold as its race network."""
     description = OneSidedDescription(net.hidden).to_dict()
-    arrays, meta = checkpoint.assemble(
+    arrays, meta = checkpoint.contents(
         net=(description, checkpoint.layer_arrays(net.layers())), config=dict(config or {})
     )
     return checkpoint.save(path, arrays, meta)
