@@ -147,7 +147,7 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: Sequenc
 
 
 def flatten(config: Any) -> dict[str, Any]:
-    """Dotted key -> value for every leaf of the config."""
+    """Dotted key -> value for every leaf of the config (a dataclass, or its `to_dict`)."""
     out: dict[str, Any] = {}
 
     def walk(d: dict[str, Any], prefix: str) -> None:
@@ -157,7 +157,7 @@ def flatten(config: Any) -> dict[str, Any]:
             else:
                 out[prefix + k] = v
 
-    walk(to_dict(config), "")
+    walk(config if isinstance(config, dict) else to_dict(config), "")
     return out
 
 

@@ -49,7 +49,7 @@ import numpy as np
 
 from agents import load_agent
 from agents.td import find_checkpoint
-from vrhcaby.base.config import to_dict
+from vrhcaby.base.config import flatten, to_dict
 from vrhcaby.io.plot import points_svg
 from vrhcaby.learn.config import EvalConfig
 from vrhcaby.learn.labels import LabelConfig
@@ -181,6 +181,8 @@ class State:
     """The stage to run next ("" when the run is over)."""
     stopped: str = ""
     """Why the run ended ("" while it is not over)."""
+    champion: str = ""
+    """The network of the last promoted generation (the first champion until one is)."""
 
     @classmethod
     def open(cls, cfg: PipelineConfig, force: bool = False) -> State:
@@ -196,7 +198,7 @@ class State:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: not a pipeline state ({type(exc).__name__})") from None
         if not force:
-            old, new = _flat(saved.get("recipe", {})), _flat(recipe)
+            old, new = flatten(saved.get("recipe", {})), flatten(recipe)
             for key in sorted(old.keys() | new.keys()):
                 if old.get(key) != new.get(key):
                     raise RecipeChanged(
@@ -204,9 +206,7 @@ class State:
                         f"({old.get(key)!r} -> {new.get(key)!r}); pass --force to go on "
                         "with the new recipe, or give the run another run_dir"
                     )
-        return cls(
-            path, recipe, stages, generations, saved.get("next", ""), saved.get("stopped", "")
-        )
+        return cls(path, recipe, stages, generations)
 
     def save(self) -> None:
         """Write the state atomically, then STATUS.md."""
@@ -216,26 +216,22 @@ class State:
             "generations": self.generations,
             "next": self.next,
             "stopped": self.stopped,
+            "champion": self.champion,
             "core_hours": sum(s.get("core_hours", 0.0) for s in self.stages.values()),
         }
         write_atomic(self.path, json.dumps(document, indent=1) + "\n")
         write_atomic(self.path.parent / STATUS, status_text(document))
 
 
-def _flat(recipe: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in recipe.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
+def _blank(value: Any) -> str:
+    return "" if value is None else str(value)
 
 
 def status_text(document: dict[str, Any]) -> str:
     """The run's state for people: the stages, the generations, what is next."""
     lines = ["# Pipeline status", ""]
     lines.append(f"Next: {document['next'] or '(nothing: the run is over)'}")
+    lines.append(f"Champion: {document['champion'] or '(none yet)'}")
     if document["stopped"]:
         lines.append(f"Stopped: {document['stopped']}")
     lines += [f"Core-hours so far: {document['core_hours']:.4f}", "", "## Stages", ""]
@@ -254,8 +250,8 @@ def status_text(document: dict[str, Any]) -> str:
         judged = ", ".join(f"{p}-ply {c:.5f}" for p, c in g["judged"].items())
         cube = "" if g.get("cube_error") is None else f"{g['cube_error']:.2f}"
         lines.append(
-            f"| {g['generation']} | {judged} | {cube} | {g.get('labels', '')} | "
-            f"{g.get('epochs', '')} | {g.get('core_hours', 0.0):.4f} | {g.get('promoted', '')} |"
+            f"| {g['generation']} | {judged} | {cube} | {_blank(g['labels'])} | "
+            f"{_blank(g['epochs'])} | {g.get('core_hours', 0.0):.4f} | {g.get('promoted', '')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -371,7 +367,9 @@ def run_stage(state: State, name: str, argv: list[str], log: Path) -> None:
     state.save()
     if received or status:
         code = 128 + received[0] if received else status
-        raise Stopped(code, f"stage {name} ended with status {status}; see {log}")
+        last = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+        raise Stopped(code, f"stage {name} ended with status {status} ({last[0]:.200}); see {log}")
+    print(f"{name}: done in {record['seconds']:.1f} s", flush=True)
 
 
 def finish_stage(state: State, name: str, **outputs: Any) -> dict[str, Any]:
@@ -608,30 +606,33 @@ def run_pipeline(cfg: PipelineConfig, res: Resources = Resources(), force: bool 
 def _generations(cfg: PipelineConfig, state: State, res: Resources) -> int:
     gens = cfg.generations
     first, base = bootstrap(cfg, state, res)
-    champion = assemble(cfg, state, first)
+    champion = state.champion = assemble(cfg, state, first)
     zero = judge_stage(state, "gen0/judge", gens, champion)
-    stages = state.stages
-    state.generations = [_generation(0, zero, stages.get("bootstrap"), None, True)]
+    made = [state.stages.get(name, {}) for name in ("bootstrap", "assemble")]
+    state.generations = [_generation(0, zero, [*made, zero], True)]
     teacher_cost = zero["judged"][str(gens.judge_plies[0])]
     stale = 0
-    state.stopped = f"{gens.count} generations run"
     for k in range(1, gens.count + 1):
         labelled = label(cfg, state, res, k, champion)
         fitted = fit(cfg, state, k, champion, base)
         judged = judge_stage(state, f"gen{k}/judge", gens, fitted["network"])
         cost = judged["judged"][str(gens.judge_plies[0])]
         keep = promoted(cost, teacher_cost, gens.margin)
-        state.generations.append(_generation(k, judged, labelled, fitted, keep, champion))
-        _log_generation(cfg, state.generations[-1])
+        generation = _generation(k, judged, [labelled, fitted, judged], keep, champion)
+        generation.update(labels=labelled["labels"], epochs=fitted["epochs"])
+        state.generations.append(generation)
+        _log_generation(cfg, generation)
         if keep:
             champion, teacher_cost, stale = fitted["network"], cost, 0
+            state.champion = champion
         else:
             stale += 1
         if stale >= gens.patience:
             state.stopped = f"{stale} generation(s) without gain (patience {gens.patience})"
             break
+    else:
+        state.stopped = f"{gens.count} generations run"
     state.next = ""
-    state.stages["result"] = {"status": "done", "champion": champion, "core_hours": 0.0}
     state.save()
     return 0
 
@@ -639,13 +640,12 @@ def _generations(cfg: PipelineConfig, state: State, res: Resources) -> int:
 def _generation(
     k: int,
     judged: dict[str, Any],
-    labelled: dict[str, Any] | None,
-    fitted: dict[str, Any] | None,
+    stages: list[dict[str, Any]],
     promoted: bool,
     teacher: str | None = None,
 ) -> dict[str, Any]:
-    """A generation's line of the report."""
-    stages = [s for s in (labelled, fitted, judged) if s]
+    """A generation's line of the report; its core-hours are those of `stages`, what it
+    took to make and judge it."""
     return {
         "generation": k,
         "network": judged["network"],
@@ -653,8 +653,8 @@ def _generation(
         "judged": judged["judged"],
         "judged_se": judged["judged_se"],
         "cube_error": judged.get("cube_error"),
-        "labels": (labelled or {}).get("labels"),
-        "epochs": (fitted or {}).get("epochs"),
+        "labels": None,
+        "epochs": None,
         "core_hours": sum(s.get("core_hours", 0.0) for s in stages),
         "promoted": promoted,
     }
