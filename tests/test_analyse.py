@@ -225,7 +225,7 @@ def test_td_judge_errors_are_the_hints_and_the_cube_analysis(files):
     """At 0-ply every checker error is the hint's equity of its best candidate minus that
     of the play made (`vrhcaby.analysis.candidate_plays`, position by position), and every
     cube error follows from `vrhcaby.analysis.evaluate`'s no double / double-take /
-    double-pass equities."""
+    double-pass equities at the judge's default cube depth, `vrhcaby cube`'s (1 ply)."""
     agent = load_agent("td")
     path, _ = files["match"]
     match = read_mat(path)
@@ -244,7 +244,7 @@ def test_td_judge_errors_are_the_hints_and_the_cube_analysis(files):
                 )
                 checked["checker"] += 1
             elif t.kind == "double":
-                e = analysis.evaluate(agent, t.board, context, plies=0).decision
+                e = analysis.evaluate(agent, t.board, context, plies=1).decision
                 d = by_line[(t.line, t.seat, "double")]
                 assert d.error == pytest.approx(max(0.0, e.optimal - min(e.dt, e.dp)), abs=1e-6)
                 answer = next(
@@ -465,14 +465,14 @@ def test_without_the_cube_plays_are_judged_by_cubeless_equity(files):
 
 def test_the_td_agent_judged_by_itself_makes_no_error(tmp_path):
     """Games the td agent played at 0-ply with the cube, judged by the same network at
-    0-ply: each of its plays and cube decisions is the judge's best (an error of 0, up to
-    float32 rounding); its opponent's are not."""
+    0-ply (its cube decisions too): each of its plays and cube decisions is the judge's
+    best (an error of 0, up to float32 rounding); its opponent's are not."""
     td = load_agent("td")
     pair = play_pair(td, load_agent("pubeval"), games=2, seed=3, settings=PairSettings(record=True))
     recs = _records(pair, 3)
     matchfile.export_mat(recs, tmp_path / "td.mat")
     result = review.analyse_match(
-        read_mat(tmp_path / "td.mat"), review.TDJudge(td, 0), jacoby=False
+        read_mat(tmp_path / "td.mat"), review.TDJudge(td, 0, 0), jacoby=False
     )
     mine, theirs = result.players
     assert mine.unforced > 20 and mine.cube_decisions > 10

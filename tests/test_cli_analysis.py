@@ -149,8 +149,10 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
     board = engine.Position.start().board
     p = invert(forward(arrays, board[::-1][None])[0])
     x = cube.cube_efficiency("contact")
-    # Money play: GNU Backgammon's rules by default (Jacoby, beavers), each can be turned
-    # off; the old --jacoby and --beavers flags still work.
+    # Janowski's formula on the 0-ply probabilities at --cube-plies 0 (the default, 1 ply,
+    # is tests/test_cubeful.py's). Money play: GNU Backgammon's rules by default (Jacoby,
+    # beavers), each can be turned off; the old --jacoby and --beavers flags still work.
+    flat = ["--cube-plies", "0"]
     for flags, jacoby, beavers in (
         ([], True, True),
         (["--jacoby", "--beavers"], True, True),
@@ -158,11 +160,13 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
         (["--no-jacoby", "--no-beavers"], False, False),
     ):
         code, out, _ = run_cli(
-            ["cube", START, "--agent", f"td:{path}", "--json", *flags], capsys, monkeypatch
+            ["cube", START, "--agent", f"td:{path}", "--json", *flat, *flags],
+            capsys,
+            monkeypatch,
         )
         assert code == 0
         got = json.loads(out)
-        assert (got["jacoby"], got["beavers"]) == (jacoby, beavers)
+        assert (got["jacoby"], got["beavers"]) == (jacoby, beavers) and got["cube_plies"] == 0
         ref = cube.money_cube_decision(p, x=x, jacoby=jacoby, beavers=beavers)
         assert (got["action"], got["double"], got["take"]) == (ref.action, ref.double, ref.take)
         assert got["beaver"] == ref.beaver
@@ -176,7 +180,18 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
     assert "money play, no Jacoby rule, beavers allowed" in out.splitlines()[0]
     # Match play at 2-4 to 7 (5-away, 3-away), Crawford-free.
     code, out, _ = run_cli(
-        ["cube", START, "--agent", f"td:{path}", "--json", "--match-to", "7", "--score", "2-4"],
+        [
+            "cube",
+            START,
+            "--agent",
+            f"td:{path}",
+            "--json",
+            *flat,
+            "--match-to",
+            "7",
+            "--score",
+            "2-4",
+        ],
         capsys,
         monkeypatch,
     )
@@ -185,7 +200,18 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
     assert got["action"] == ref.action and got["jacoby"] is None and got["beavers"] is None
     assert got["mwc"]["nd"] == pytest.approx(ref.nd_mwc, abs=1e-5)
     code, out, _ = run_cli(
-        ["eval", START, "--agent", f"td:{path}", "--json", "--match-to", "7", "--score", "2-4"],
+        [
+            "eval",
+            START,
+            "--agent",
+            f"td:{path}",
+            "--json",
+            *flat,
+            "--match-to",
+            "7",
+            "--score",
+            "2-4",
+        ],
         capsys,
         monkeypatch,
     )
@@ -248,24 +274,35 @@ def test_bad_input_is_one_line(argv, message: str, net, capsys, monkeypatch) -> 
     assert len(err.strip().splitlines()) == 1 and message in err
 
 
-def test_hint_imports_no_torch(net) -> None:
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [(["hint", START, "31", "--plies", "1"], "/"), (["cube", START], "Proper cube action")],
+)
+def test_searches_import_no_torch(argv: list[str], shown: str, net) -> None:
+    """A 1-ply hint and the cube's default 1-ply search: numpy networks, no torch."""
     path, _ = net
     code = (
         "import sys, vrhcaby.cli.main as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "
-        f"rc = cli.main(['hint', '{START}', '31', '--agent', 'td:{path}', '--plies', '1']); "
+        f"rc = cli.main({[*argv, '--agent', f'td:{path}']!r}); "
         "assert 'torch' not in sys.modules, 'torch was imported'; sys.exit(rc)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "24/" in done.stdout or "/" in done.stdout
+    assert shown in done.stdout
 
 
 @pytest.mark.parametrize(
-    "argv", [["hint", START, "31", "-n", "100"], ["eval", START], ["cube", START]]
+    "argv",
+    [
+        ["hint", START, "31", "-n", "100"],
+        ["eval", START, "--cube-plies", "0"],
+        ["cube", START, "--cube-plies", "0"],
+    ],
 )
 def test_zero_ply_imports_neither_torch_nor_numba(argv: list[str], net) -> None:
     """A 0-ply answer needs one position's plays and a small forward pass: plain Python
-    and numpy, so a cold start never loads torch or numba."""
+    and numpy, so a cold start never loads torch or numba (the cube's default 1-ply
+    search loads numba's move generator: `test_searches_import_no_torch`)."""
     path, arrays = net
     code = (
         "import sys, vrhcaby.cli.main as cli; cli.COMMANDS = ('hint', 'cube', 'eval'); "

@@ -338,7 +338,50 @@ def test_0ply_is_janowskis_formula(boards: list[np.ndarray]) -> None:
 def test_td_spec_takes_cube_plies() -> None:
     agent = load_agent("td?plies=1&cube_plies=2")
     assert (agent.plies, agent.cube_plies) == (1, 2)
-    assert load_agent("td").cube_plies == 0
+    assert load_agent("td").cube_plies == 0  # tournaments' default (agents.td): 0-ply cube
+
+
+def test_cube_command_answers_at_1_ply_by_default(boards: list[np.ndarray], capsys, monkeypatch):
+    """`vrhcaby cube POSITION` without --cube-plies is GNU Backgammon's cubeful 1-ply: the
+    same answer as `--cube-plies 1`, and with gnubg's own network as the agent's evaluator
+    the equity gnubg's cubeful 1-ply gives the position (the score of the play that
+    reaches it, `_gnubg_scores`; money, centred cube, Jacoby rule, no beavers, gnubg's
+    contact efficiency fixed: these positions' replies stay in contact). A spec's own
+    `cube_plies` and `--cube-plies 0` still ask for Janowski's 0-ply."""
+    import json
+
+    import vrhcaby.cli.main as cli
+    from vrhcaby.io import answers
+
+    monkeypatch.setattr(cli, "COMMANDS", ("cube", "eval"))
+    monkeypatch.setattr(
+        answers, "load_agent", lambda spec: TDAgent(GnubgEvaluator(), name=spec, efficiency=PYPI)
+    )
+    ci = gnubg.cube_info(1, -1, 0, 0, (0, 0), 0)
+    ci["jacoby"], ci["gammonprice"] = 1, ((0.0, 0.0), (0.0, 0.0))
+    rng = np.random.default_rng(4)
+    errors = []
+    for board in boards[:24:3]:
+        dice = tuple(int(d) for d in rng.integers(1, 7, 2))
+        for theirs, score in _gnubg_scores(board, ci, dice)[:1]:
+            position_id = engine.Position(theirs).position_id()
+            flags = ["--json", "--no-beavers", "--cube-efficiency", f"{PYPI.contact}"]
+            got = []
+            for depth in ([], ["--cube-plies", "1"]):
+                assert cli.main(["cube", position_id, *flags, *depth]) == 0
+                got.append(json.loads(capsys.readouterr().out))
+            assert got[0] == got[1] and got[0]["cube_plies"] == 1
+            errors.append(abs(-got[0]["optimal"] - score))
+    assert len(errors) >= 5
+    assert max(errors) < 1e-5, errors
+    position_id = engine.Position(boards[0]).position_id()
+    assert cli.main(["cube", position_id]) == 0
+    assert "1-ply" in capsys.readouterr().out.splitlines()[0]
+    for zero in (["--cube-plies", "0"], ["--agent", "td?cube_plies=0"]):
+        assert cli.main(["cube", position_id, "--json", *zero]) == 0
+        assert json.loads(capsys.readouterr().out)["cube_plies"] == 0
+        assert cli.main(["eval", position_id, "--json", *zero]) == 0
+        assert json.loads(capsys.readouterr().out)["cube"]["cube_plies"] == 0
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,15 @@ from vrhcaby.nn.encode import waiting_on_bar
 if TYPE_CHECKING:
     from agents.td import TDAgent
 
-__all__ = ["Candidate", "PositionEvaluation", "candidate_plays", "evaluate"]
+__all__ = ["CUBE_PLIES", "Candidate", "PositionEvaluation", "candidate_plays", "evaluate"]
+
+#: The look-ahead of the cube analysis users get when they name none (`vrhcaby cube`,
+#: `eval`, `analyse --judge td`, `vrhcaby serve`): GNU Backgammon's cubeful 1-ply, the
+#: best depth measured on the cube yardstick (docs/benchmarks.md, "Cube decisions by
+#: look-ahead": 6.9 millipoints a decision against 16.1 at 0 plies and 8.1 at 2) at
+#: about 10 ms more of a cold `vrhcaby cube`. The td agent's own default stays 0
+#: (`agents.td`): a 1-ply cube decision each turn makes a tournament 2-5 times slower.
+CUBE_PLIES = 1
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,9 @@ class PositionEvaluation:
     mwc_cubeful: float | None
     #: The cube efficiency used.
     x: float
+    #: The look-ahead of the cube analysis: 0 (Janowski on the 0-ply probabilities) or the
+    #: plies of the cubeful search.
+    plies: int
     #: Match play: the side on roll's dead-cube take point if doubled now, the
     #: opponent's if the side on roll doubles, and the gammon values at the score.
     take_points: tuple[float, float] | None
@@ -165,13 +176,16 @@ def evaluate(
     probabilities; deeper, GNU Backgammon's cubeful look-ahead (`agents.cubeful`, pruned as
     the agent prunes), the probabilities those of the same search.
 
-    An acey-deucey board (2, 26) is valued as it is, at 0 plies; its cube efficiency counts
-    the checkers still waiting to enter as on the bar."""
+    An acey-deucey board (2, 26) is valued as it is, at 0 plies whatever `plies` says (its
+    networks have no look-ahead); its cube efficiency counts the checkers still waiting to
+    enter as on the bar."""
     depth = agent.cube_plies if plies is None else plies
     if depth not in (0, 1, 2):
         raise ValueError(f"plies must be 0, 1 or 2, got {depth}")
     board = np.asarray(board, dtype=np.int8)
-    if depth and board.shape[-1] == 25:
+    if board.shape[-1] != 25:
+        depth = 0
+    if depth:
         decision, p = cubeful.cube_decision(
             agent.evaluator,
             board,
@@ -207,6 +221,7 @@ def evaluate(
         decision.cubeless_mwc,
         decision.optimal_mwc,
         eff,
+        depth,
         take_points,
         gv,
     )

@@ -45,6 +45,7 @@ import numpy as np
 import engine
 from agents import cubeful, search
 from agents.td import Ranking, TDAgent
+from vrhcaby.analysis import CUBE_PLIES
 from vrhcaby.equity import cube, decisions, met
 from vrhcaby.equity.context import GameContext
 from vrhcaby.equity.outcomes import invert
@@ -123,16 +124,17 @@ class Judge(Protocol):
 class TDJudge:
     """The project's own judge: a `TDAgent`'s network and n-ply search (`agents.search`,
     pruned if the agent is), its move filters and cube efficiencies. Cube decisions are
-    the project's cube analysis at `cube_plies` (default: `plies`), what ``vrhcaby cube
-    --cube-plies`` shows: GNU Backgammon's cubeful n-ply search (`agents.cubeful`, pruned
-    as the agent is), Janowski's formula on the 0-ply probabilities at 0 plies."""
+    the project's cube analysis at `cube_plies` (default `vrhcaby.analysis.CUBE_PLIES`,
+    1, the depth measured best on the cube yardstick, whatever `plies`), what ``vrhcaby
+    cube --cube-plies`` shows: GNU Backgammon's cubeful n-ply search (`agents.cubeful`,
+    pruned as the agent is), Janowski's formula on the 0-ply probabilities at 0 plies."""
 
     def __init__(self, agent: TDAgent, plies: int | None = None, cube_plies: int | None = None):
         self.agent = agent
         self.plies = agent.plies if plies is None else plies
         if self.plies not in (0, 1, 2):
             raise ValueError(f"td judges at 0, 1 or 2 plies, got {self.plies}")
-        self.cube_plies = self.plies if cube_plies is None else cube_plies
+        self.cube_plies = CUBE_PLIES if cube_plies is None else cube_plies
         if self.cube_plies not in (0, 1, 2):
             raise ValueError(f"td judges cube decisions at 0, 1 or 2 plies, got {self.cube_plies}")
         self.filter = agent.filter[: self.plies]

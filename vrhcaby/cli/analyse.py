@@ -51,7 +51,7 @@ def files_of(target: Path) -> list[Path]:
 
 def load_judge(spec: str, plies: int, cube_plies: int | None = None):
     """The `vrhcaby.review` judge `--judge` names at `plies` (its cube decisions at
-    `cube_plies`, default `plies`)."""
+    `cube_plies`, default `vrhcaby.analysis.CUBE_PLIES`)."""
     from vrhcaby import review
 
     if spec == "gnubg":
@@ -199,7 +199,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--cube-plies",
         type=int,
-        help="the td judge's cube search depth (default: --plies)",
+        help="the td judge's cube search depth (default: 1, the depth measured best on "
+        "the cube yardstick, whatever --plies)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(

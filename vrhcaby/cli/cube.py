@@ -3,10 +3,11 @@
 Shows the five probabilities before the roll, the cubeless and cubeful equities, the
 equities of no double (ND), double/take (D/T) and double/pass (D/P) per unit of the
 current cube (EMG in a match, with MWCs), the proper action for both sides and the size of
-the error of the other choice. Cubeful equities follow Janowski's model with gnubg's cube
-efficiencies (or `--cube-efficiency X`), on the 0-ply probabilities or, with
-`--cube-plies N` (`--plies N`; default the agent's `cube_plies`), at the leaves of GNU
-Backgammon's cubeful N-ply look-ahead (`agents.cubeful`); money play follows GNU
+the error of the other choice, and the look-ahead used. Cubeful equities follow Janowski's
+model with gnubg's cube efficiencies (or `--cube-efficiency X`) at the leaves of GNU
+Backgammon's cubeful N-ply look-ahead (`agents.cubeful`), N = `--cube-plies N` (`--plies
+N`), else the agent spec's `cube_plies`, else 1 (`vrhcaby.analysis.CUBE_PLIES`, the depth
+measured best); at 0 plies, on the 0-ply probabilities. Money play follows GNU
 Backgammon's rules by default, the Jacoby rule and beavers (`--no-jacoby`, `--no-beavers`).
 """
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     d = ev.decision
     names = " ".join(f"{n:>6}" for n in SHORT_NAMES)
-    print(f"Cube analysis ({setting}; cube efficiency {ev.x:.3f})")
+    print(f"Cube analysis ({setting}; {ev.plies}-ply; cube efficiency {ev.x:.3f})")
     print(f"  {names}")
     print(f"  {percent(ev.probabilities)}")
     print(f"Cubeless equity {d.cubeless:+.3f}{_mwc(d.cubeless_mwc)}")

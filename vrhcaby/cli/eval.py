@@ -3,7 +3,8 @@
 The five probabilities (W, W(g), W(bg), L(g), L(bg)), the cubeless and cubeful equity
 (keeping the cube, and with correct cube play by both sides), and in a match the cubeless
 and cubeful match winning chances, the dead-cube take points and the gammon values at the
-score; `--cube-plies N` (`--plies N`) looks N plies ahead as `vrhcaby cube` does.
+score; `--cube-plies N` (`--plies N`) looks N plies ahead as `vrhcaby cube` does (by
+default 1, or the agent spec's `cube_plies`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out))
         return 0
     names = " ".join(f"{n:>6}" for n in SHORT_NAMES)
-    print(f"Evaluation ({setting})")
+    print(f"Evaluation ({setting}; cube analysis {ev.plies}-ply)")
     print(f"  {names}")
     print(f"  {percent(ev.probabilities)}")
     unit = "EMG" if ev.mwc_cubeless is not None else "points per cube"

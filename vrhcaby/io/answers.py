@@ -291,7 +291,8 @@ def evaluate(
     `--variant`: acey-deucey's with its waiting checkers), the header's setting line and
     the money rules for `--json`."""
     variant = getattr(args, "variant", "standard")
-    agent = load(variant_agent(args.agent, variant))
+    spec = variant_agent(args.agent, variant)
+    agent = load(spec)
     if not agent.supports(variant):
         raise ValueError(f"agent {agent.name!r} cannot play variant {variant!r}")
     position, state = read_variant_position(args)
@@ -305,13 +306,23 @@ def evaluate(
     rules = read_rules(args, state)
     ctx = read_context(args, plain, state, rules)
     beavers = money_rule(rules.beavers, match_to=ctx.match_to)
-    ev = analysis.evaluate(
-        agent, board, ctx, plies=args.plies, x=args.cube_efficiency, beavers=beavers
-    )
+    plies = cube_plies(spec, agent, args.plies)
+    ev = analysis.evaluate(agent, board, ctx, plies=plies, x=args.cube_efficiency, beavers=beavers)
     setting = describe_context(ctx, rules)
     if variant != "standard":
         setting = f"{variant}, {setting}"
     return ev, setting, money_json(ctx, rules)
+
+
+def cube_plies(spec: str, agent: Any, given: int | None) -> int:
+    """The look-ahead of the cube analysis of `cube` and `eval`: `given` (`--cube-plies`,
+    or a request's `plies`), else the `cube_plies` the agent spec sets (`td?cube_plies=0`
+    asks for Janowski's 0-ply), else `analysis.CUBE_PLIES`, the best measured; not the td
+    agent's own default, which is the tournaments' (`agents.td`)."""
+    if given is not None:
+        return given
+    _, _, options = parse_spec(spec)
+    return agent.cube_plies if "cube_plies" in options else analysis.CUBE_PLIES
 
 
 def cube_json(ev: analysis.PositionEvaluation, rules: dict) -> dict:
@@ -332,6 +343,7 @@ def cube_json(ev: analysis.PositionEvaluation, rules: dict) -> dict:
         "taker_error": number(d.taker_error),
         "probabilities": [number(v) for v in ev.probabilities],
         "cube_efficiency": number(ev.x),
+        "cube_plies": ev.plies,
     }
     if d.nd_mwc is not None:
         out["mwc"] = {

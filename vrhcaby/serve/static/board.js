@@ -58,13 +58,14 @@ async function analyse(event) {
   const options = analysisOptions();
   const dice = $("dice-input").value.trim();
   const plies = $("plies-input").value;
+  const cubePlies = $("cube-plies-input").value;
   const body = $("hint-table").querySelector("tbody");
   body.innerHTML = "";
   $("cube-box").innerHTML = "";
   $("hint-caption").textContent = "";
   try {
     await drawBoard(options.position, "The side on roll (X) plays from the bottom.");
-    const cube = api("/cube", { ...options, plies });
+    const cube = api("/cube", { ...options, plies: cubePlies });
     const hint = dice ? api("/hint", { ...options, dice, plies, candidates: 20 }) : null;
     const [cubeDoc, hintDoc] = await Promise.all([cube, hint]);
     if (mine !== analysing) return;
@@ -116,7 +117,7 @@ function showCube(doc) {
   const action = document.createElement("p");
   action.className = "cube-action";
   action.id = "cube-action";
-  action.textContent = doc.detail;
+  action.textContent = `${doc.detail} (${doc.cube_plies}-ply)`;
   box.appendChild(action);
   const table = document.createElement("table");
   table.className = "numbers";
