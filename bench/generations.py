@@ -1,21 +1,31 @@
-"""The distillation generations, judged: each generation's network on the judged set
-(`bench/judge.py`), with the core-hours spent to make it, drawn as a picture.
+"""The distillation generations, judged: each generation's network on the judged set of
+checker plays (`bench/judge.py`) and on the cube yardstick (`bench/cube_judge.py`), with
+the labels and core-hours spent to make it, drawn as a picture.
 
-    python bench/generations.py            # prints the table, writes docs/generations.*
+    python bench/generations.py            # judges, prints the table, writes docs/generations.*
+    python bench/generations.py --draw     # redraws docs/generations.svg from the json
 
 Each generation is a recipe in `configs/distill/` (its labels' config, its fit's config;
 teacher, seeds and label counts are in them and in `data/labels/README.md`), and a
 network. The core-hours are those measured when the generation was made, on the project's
 two-core CPU machine (labels, then fitting; a generation's cost, not the ones before it).
-Writes `docs/generations.json` (the figures) and `docs/generations.svg` (the judged cost
-per generation, GNU Backgammon 0-ply's as a line).
+Judged here, on one core: the checker plays at 0 and 1 ply (equity given away per
+decision against GNU Backgammon 2-ply, 2,400 decisions) and the cube decisions with
+`cube_plies` 0 and 1 (millipoints per decision, 1,200 decisions); the 2-ply checker cost
+is slow to judge (minutes a network) and is copied from where it was measured
+(`TWO_PLY`), null where it never was. Writes `docs/generations.json` (the figures, its
+`fields` saying what each is) and `docs/generations.svg` (two panels: the checker cost
+per generation at each depth, the cube error at each cube depth; GNU Backgammon 0-ply's
+as dashed lines).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import load_agent  # noqa: E402
-from vrhcaby.io.plot import points_svg  # noqa: E402
+from vrhcaby.io.plot import series_svg, stacked_svg  # noqa: E402
+from vrhcaby.nn.checkpoint import write_atomic  # noqa: E402
+from vrhcaby.play.cube_judge import CubeSet, mean_se  # noqa: E402
 from vrhcaby.play.judge import Judged  # noqa: E402
 
 #: (name, agent spec, recipe, core-hours to make it from the generation before).
@@ -63,50 +75,170 @@ GENERATIONS = (
     ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
+#: The labels each generation was fitted on (None: a TD generation, made by self-play).
+LABELS = {
+    "gen0": None,
+    "gen1": 1_040_081,
+    "gen2": 796_257,
+    "contact0": None,
+    "contact1": 510_529,
+    "contact2": 1_263_939,
+    "contact2x": 1_489_527,
+    "contact3": 561_722,
+}
+#: The 2-ply judged costs measured when the generations were made (mean, standard error,
+#: pruned search, where the figure is written); the generations missing were not judged
+#: at 2 plies.
+TWO_PLY = {
+    "gen0": (0.00181, 0.00015, False, "docs/benchmarks.md, the judged benchmark"),
+    "contact0": (0.00150, 0.00013, True, "docs/distillation.md, session 11"),
+    "contact2": (0.00138, 0.00013, True, "checkpoints/README.md, td-contact-gen2.pt"),
+    "contact3": (0.00150, 0.00018, True, "checkpoints/README.md, td-contact-gen3.pt"),
+}
+#: What each field of a generation in docs/generations.json holds.
+FIELDS = {
+    "generation": "the generation's name",
+    "agent": "its agent spec",
+    "recipe": "the configs that made it",
+    "labels": "labels it was fitted on (null: a TD generation, self-play without labels)",
+    "core_hours": "core-hours to make it from the generation before (labels and fitting)",
+    "mean": "equity given away per checker decision at 0-ply, judged by gnubg 2-ply",
+    "se": "its standard error",
+    "paired_diff": "mean minus gen0's, paired on the same decisions",
+    "paired_se": "its standard error",
+    "mean_1ply": "equity given away per checker decision at 1-ply (td?plies=1)",
+    "se_1ply": "its standard error",
+    "mean_2ply": "the same at 2-ply (td?plies=2), as measured when made; null: not measured",
+    "se_2ply": "its standard error; null: not measured",
+    "pruned_2ply": "whether that 2-ply search was pruned (prune=on); null: not measured",
+    "source_2ply": "where the 2-ply figure was measured and written; null: not measured",
+    "cube_error": "cube error with cube_plies=0 (Janowski on the 0-ply probabilities), "
+    "millipoints per decision on the cube yardstick (1,200 decisions, gnubg 2-ply)",
+    "cube_se": "its standard error",
+    "cube_error_1ply": "cube error with cube_plies=1 (cubeful 1-ply search), millipoints",
+    "cube_se_1ply": "its standard error",
+}
+CUBE_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
 
 
-def main() -> int:
+def judge() -> dict:
+    """Every generation judged (checker plays at 0 and 1 ply, the cube at 0 and 1 ply),
+    printed as it goes: the record docs/generations.json holds."""
     judged = Judged.load(ROOT / "data" / "judge" / "gnubg-2ply.npz")
+    cubes = CubeSet.load(CUBE_SET)
     first = None
     rows = []
-    print(f"{'generation':10s} {'cost/decision':>17s} {'paired to gen0':>19s} core-hours  recipe")
+    print(
+        f"{'generation':10s} {'0-ply':>17s} {'paired to gen0':>19s} {'1-ply':>17s} "
+        f"{'2-ply':>8s} {'cube 0':>12s} {'cube 1':>12s} core-hours  labels"
+    )
     for name, spec, recipe, hours in GENERATIONS:
         cost = judged.cost(judged.choose(load_agent(spec)))
         first = cost if first is None else first
         diff = cost - first
-        row = {
+        deep = judged.cost(judged.choose(load_agent(f"{spec}?plies=1")))
+        cube = {}
+        for plies in (0, 1):
+            errors = cubes.errors(*cubes.answers(load_agent(f"{spec}?cube_plies={plies}")))
+            cube[plies] = cubes.summary(errors)["total"]
+        two = TWO_PLY.get(name, (None, None, None, None))
+        m1, se1 = mean_se(deep)
+        row: dict[str, Any] = {
             "generation": name,
             "agent": spec,
             "recipe": recipe,
+            "labels": LABELS[name],
             "core_hours": hours,
             "mean": float(cost.mean()),
             "se": float(cost.std() / np.sqrt(len(cost))),
             "paired_diff": float(diff.mean()),
             "paired_se": float(diff.std() / np.sqrt(len(diff))),
+            "mean_1ply": m1,
+            "se_1ply": se1,
+            **dict(zip(("mean_2ply", "se_2ply", "pruned_2ply", "source_2ply"), two, strict=True)),
+            "cube_error": cube[0]["mean"],
+            "cube_se": cube[0]["se"],
+            "cube_error_1ply": cube[1]["mean"],
+            "cube_se_1ply": cube[1]["se"],
         }
         rows.append(row)
+        two_ply = "-" if two[0] is None else f"{two[0]:.5f}"
         print(
             f"{name:10s} {row['mean']:.5f} ± {row['se']:.5f} {row['paired_diff']:+.5f} ± "
-            f"{row['paired_se']:.5f} {hours:10.1f}  {recipe}"
+            f"{row['paired_se']:.5f} {row['mean_1ply']:.5f} ± {row['se_1ply']:.5f} "
+            f"{two_ply:>8s} {row['cube_error']:5.2f} ± {row['cube_se']:4.2f} "
+            f"{row['cube_error_1ply']:5.2f} ± {row['cube_se_1ply']:4.2f} {hours:10.1f}  "
+            f"{LABELS[name] or 'TD'}"
         )
     references = {}
     for label, spec in REFERENCES.items():
         cost = judged.cost(judged.choose(load_agent(spec)))
         references[label] = float(cost.mean())
         print(f"{label:10s} {cost.mean():.5f} ± {cost.std() / np.sqrt(len(cost)):.5f}")
-    docs = ROOT / "docs"
-    record = {"decisions": len(judged.boards), "generations": rows, "references": references}
-    (docs / "generations.json").write_text(json.dumps(record, indent=1) + "\n")
-    svg = points_svg(
-        [r["generation"] for r in rows],
-        [r["mean"] for r in rows],
-        [r["se"] for r in rows],
-        references,
-        "Equity lost per decision, judged by GNU Backgammon 2-ply (0-ply networks)",
+    gnubg = cubes.summary(cubes.errors(*cubes.answers(load_agent(REFERENCES["gnubg 0-ply"]))))
+    cube_references = {"gnubg 0-ply": gnubg["total"]["mean"]}
+    print(f"cube error of gnubg 0-ply {gnubg['total']['mean']:.2f} ± {gnubg['total']['se']:.2f}")
+    return {
+        "decisions": len(judged.boards),
+        "cube_decisions": len(cubes),
+        "fields": FIELDS,
+        "generations": rows,
+        "references": references,
+        "cube_references": cube_references,
+    }
+
+
+def picture(record: dict) -> str:
+    """docs/generations.svg: the checker cost per generation at 0, 1 and 2 plies (2-ply
+    where it was measured) above the cube error at cube_plies 0 and 1."""
+    rows = record["generations"]
+    labels = [r["generation"] for r in rows]
+
+    def series(mean: str, se: str) -> tuple[list[float], list[float]]:
+        return (
+            [np.nan if r[mean] is None else r[mean] for r in rows],
+            [0.0 if r[se] is None else r[se] for r in rows],
+        )
+
+    checker = series_svg(
+        labels,
+        {
+            "0-ply": series("mean", "se"),
+            "1-ply": series("mean_1ply", "se_1ply"),
+            "2-ply (where measured)": series("mean_2ply", "se_2ply"),
+        },
+        {"gnubg 0-ply": record["references"]["gnubg 0-ply"]},
+        "Checker plays: equity lost per decision, judged by GNU Backgammon 2-ply",
         "equity per decision",
     )
-    (docs / "generations.svg").write_text(svg)
-    print("wrote docs/generations.json, docs/generations.svg")
+    cube = series_svg(
+        labels,
+        {
+            "cube_plies=0 (Janowski)": series("cube_error", "cube_se"),
+            "cube_plies=1 (cubeful)": series("cube_error_1ply", "cube_se_1ply"),
+        },
+        record["cube_references"],
+        "Cube decisions: error per decision, judged by GNU Backgammon 2-ply",
+        "millipoints per decision",
+        digits=1,
+    )
+    return stacked_svg([checker, cube])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--draw", action="store_true", help="only redraw docs/generations.svg from the json"
+    )
+    args = parser.parse_args(argv)
+    docs = ROOT / "docs"
+    if args.draw:
+        record = json.loads((docs / "generations.json").read_text())
+    else:
+        record = judge()
+        write_atomic(docs / "generations.json", json.dumps(record, indent=1) + "\n")
+    write_atomic(docs / "generations.svg", picture(record))
+    print("wrote docs/generations.svg" + ("" if args.draw else ", docs/generations.json"))
     return 0
 
 

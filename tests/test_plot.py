@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from vrhcaby.io.plot import points_svg
+from vrhcaby.io.plot import points_svg, series_svg, stacked_svg
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -26,3 +26,38 @@ def test_points_are_drawn_at_their_values_with_their_error_bars_and_references()
     assert len(dashed) == 1 and abs((zero - float(dashed[0].get("y1"))) / heights[0] - 2 / 6) < 2e-3
     texts = [t.text for t in root.findall(f"{NS}text")]
     assert "t & u" in texts and {"a", "b", "c", "ref"} <= set(texts)
+
+
+def test_several_series_share_one_scale_and_a_nan_is_a_gap():
+    nan = float("nan")
+    svg = series_svg(
+        ["a", "b", "c"],
+        {"one": ([0.006, 0.004, 0.005], [0.0] * 3), "two": ([0.003, nan, 0.002], [0.0] * 3)},
+        {"ref": 0.002},
+        "t",
+        "eq",
+    )
+    root = ET.fromstring(svg)
+    zero = float(root.findall(f"{NS}line")[0].get("y1"))
+    circles = root.findall(f"{NS}circle")
+    assert len(circles) == 5  # the NaN is not drawn
+    fills = [c.get("fill") for c in circles]
+    assert fills.count("steelblue") == 3 and fills.count("darkorange") == 2  # one colour each
+    by_colour = sorted(zero - float(c.get("cy")) for c in circles if c.get("fill") == "darkorange")
+    top = max(zero - float(c.get("cy")) for c in circles)
+    assert abs(by_colour[1] / top - 0.003 / 0.006) < 2e-3
+    assert abs(by_colour[0] / top - 0.002 / 0.006) < 2e-3
+    # The second series' line is broken at the NaN: no line of it joins its two points.
+    assert not [p for p in root.findall(f"{NS}polyline") if p.get("stroke") == "darkorange"]
+    texts = [t.text for t in root.findall(f"{NS}text")]
+    assert {"one", "two", "ref", "a", "b", "c"} <= set(texts)
+
+
+def test_stacked_pictures_keep_their_sizes_one_above_the_other():
+    a = points_svg(["x"], [1.0], [0.1], {}, "first", "u")
+    b = points_svg(["x", "y"], [1.0, 2.0], [0.1, 0.1], {}, "second", "u")
+    root = ET.fromstring(stacked_svg([a, b]))
+    panels = root.findall(f"{NS}svg")
+    assert [p.get("y") for p in panels] == ["0", "300"]
+    assert (root.get("width"), root.get("height")) == ("560", "600")
+    assert [p.find(f"{NS}text").text for p in panels] == ["first", "second"]

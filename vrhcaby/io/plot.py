@@ -1,5 +1,6 @@
 """Small SVG pictures with no plotting library: a round-robin table as a heat map, values
-with error bars, a reliability diagram (predicted probabilities against realised).
+with error bars (one series or several, panels stacked), a reliability diagram (predicted
+probabilities against realised).
 
 SVG is text, so the pictures need nothing beyond the standard library, open in any
 browser and show in the README.
@@ -7,11 +8,13 @@ browser and show in the README.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from html import escape
 
 import numpy as np
 
 _CELL, _LABEL = 72, 150
+_SVG = "http://www.w3.org/2000/svg"
 
 
 def _colour(value: float, scale: float) -> str:
@@ -68,21 +71,48 @@ def points_svg(
 ) -> str:
     """Values with ±error bars at evenly spaced labels (a line through them), and
     `references` as dashed horizontal lines named at their right end; the y axis from 0."""
-    width, height, left, top, bottom = 560, 300, 70, 40, 50
-    right = 150
-    top_value = max(
-        [v + e for v, e in zip(values, errors, strict=True)] + list(references.values())
-    )
+    return series_svg(labels, {"": (values, errors)}, references, title, unit)
+
+
+#: The colours of the series of `series_svg` and `reliability_svg`, in order.
+COLOURS = ("steelblue", "darkorange", "seagreen", "crimson", "purple")
+
+
+def series_svg(
+    labels: list[str],
+    series: dict[str, tuple[list[float], list[float]]],
+    references: dict[str, float],
+    title: str,
+    unit: str,
+    *,
+    digits: int = 4,
+) -> str:
+    """Several series of values with ±error bars at the same evenly spaced labels, each
+    a line of its own colour (named in a legend under the title, unless there is one
+    series named ""); a NaN value is not measured: no point, the line broken there.
+    `references` are dashed horizontal lines named at their right end; the y axis from 0,
+    its ticks written with `digits` decimals."""
+    named = len(series) > 1 or any(series)
+    height, left, top, bottom, right = 300, 70, 40 + 18 * named, 50, 150
+    width = max(560, round(left + right + 75 * (len(labels) - 1) / 0.9))  # labels 75 apart
+    drawn = [
+        v + e
+        for values, errors in series.values()
+        for v, e in zip(values, errors, strict=True)
+        if np.isfinite(v)
+    ]
+    top_value = max(drawn + list(references.values()) + [0.0])
     scale = (height - top - bottom) / (1.15 * top_value if top_value > 0 else 1.0)
 
     def y(v: float) -> float:
         return height - bottom - v * scale
 
-    step = (width - left - right) / max(len(values) - 1, 1)
-    xs = [left + 20 + i * step * 0.9 for i in range(len(values))]
+    step = (width - left - right) / max(len(labels) - 1, 1)
+    xs = [left + 20 + i * step * 0.9 for i in range(len(labels))]
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         'font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>',
         f'<line x1="{left}" y1="{y(0)}" x2="{width - right + 20}" y2="{y(0)}" stroke="black"/>',
         f'<line x1="{left}" y1="{y(0)}" x2="{left}" y2="{top}" stroke="black"/>',
@@ -92,7 +122,7 @@ def points_svg(
     for k in range(5):
         v = top_value * 1.15 * k / 4
         out.append(
-            f'<text x="{left - 5}" y="{y(v) + 4}" text-anchor="end">{v:.4f}</text>'
+            f'<text x="{left - 5}" y="{y(v) + 4}" text-anchor="end">{v:.{digits}f}</text>'
             f'<line x1="{left - 3}" y1="{y(v)}" x2="{left}" y2="{y(v)}" stroke="black"/>'
         )
     for name, v in references.items():
@@ -101,18 +131,58 @@ def points_svg(
             'stroke="grey" stroke-dasharray="5,4"/>'
             f'<text x="{width - right + 25}" y="{y(v) + 4}">{escape(name)}</text>'
         )
-    path = " ".join(f"{x:.1f},{y(v):.1f}" for x, v in zip(xs, values, strict=True))
-    out.append(f'<polyline points="{path}" fill="none" stroke="steelblue" stroke-width="2"/>')
-    for x, v, e, label in zip(xs, values, errors, labels, strict=True):
+    for x, label in zip(xs, labels, strict=True):
         out.append(
-            f'<line x1="{x:.1f}" y1="{y(v - e):.1f}" x2="{x:.1f}" y2="{y(v + e):.1f}" '
-            'stroke="steelblue"/>'
-            f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="4" fill="steelblue"/>'
             f'<text x="{x:.1f}" y="{height - bottom + 18}" text-anchor="middle">'
             f"{escape(label)}</text>"
         )
+    legend_x = left
+    for k, (name, (values, errors)) in enumerate(series.items()):
+        colour = COLOURS[k % len(COLOURS)]
+        shift = 6 * (k - (len(series) - 1) / 2)  # side by side where series meet
+        points = [(x + shift, v, e) for x, v, e in zip(xs, values, errors, strict=True)]
+        run: list[str] = []
+        for x, v, _ in [*points, (0.0, np.nan, 0.0)]:  # a NaN ends the line drawn so far
+            if np.isfinite(v):
+                run.append(f"{x:.1f},{y(v):.1f}")
+                continue
+            if len(run) > 1:
+                out.append(
+                    f'<polyline points="{" ".join(run)}" fill="none" stroke="{colour}" '
+                    'stroke-width="2"/>'
+                )
+            run = []
+        for x, v, e in points:
+            if np.isfinite(v):
+                out.append(
+                    f'<line x1="{x:.1f}" y1="{y(v - e):.1f}" x2="{x:.1f}" y2="{y(v + e):.1f}" '
+                    f'stroke="{colour}"/>'
+                    f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="4" fill="{colour}"/>'
+                )
+        if named:
+            out.append(
+                f'<rect x="{legend_x}" y="{top - 26}" width="10" height="10" fill="{colour}"/>'
+                f'<text x="{legend_x + 14}" y="{top - 17}">{escape(name)}</text>'
+            )
+            legend_x += 24 + 7 * len(name)
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def stacked_svg(pictures: list[str]) -> str:
+    """SVG pictures (this module's) one above the other in one picture, each keeping its
+    own size; the whole is as wide as the widest."""
+    ET.register_namespace("", _SVG)
+    parts = [ET.fromstring(p) for p in pictures]
+    width = max(float(p.get("width", 0)) for p in parts)
+    height = sum(float(p.get("height", 0)) for p in parts)
+    whole = ET.Element(f"{{{_SVG}}}svg", {"width": f"{width:g}", "height": f"{height:g}"})
+    at = 0.0
+    for part in parts:
+        part.set("y", f"{at:g}")
+        at += float(part.get("height", 0))
+        whole.append(part)
+    return ET.tostring(whole, encoding="unicode") + "\n"
 
 
 def reliability_svg(
@@ -127,7 +197,6 @@ def reliability_svg(
     a grey band of ±`band` (right): gaps of a few points are invisible on the left."""
     size, left, top, bottom, gap_left, legend = 400, 55, 40, 50, 60, 150
     plot = size - top - bottom
-    colours = ("steelblue", "darkorange", "seagreen", "crimson", "purple")
     gaps = [
         100 * (r - p) + sign * 200 * e
         for predicted, realised, se in series.values()
@@ -177,7 +246,7 @@ def reliability_svg(
         g = reach * k / 2
         out.append(f'<text x="{x2 - 5}" y="{yg(g) + 4}" text-anchor="end">{g:+g}</text>')
     for i, (name, (predicted, realised, se)) in enumerate(series.items()):
-        colour = colours[i % len(colours)]
+        colour = COLOURS[i % len(COLOURS)]
         rows = list(zip(predicted, realised, se, strict=True))
         for at, f in ((left, lambda p, r: y(r)), (x2, lambda p, r: yg(100 * (r - p)))):
             path = " ".join(f"{x(p, at):.1f},{f(p, r):.1f}" for p, r, _ in rows)
