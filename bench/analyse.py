@@ -40,11 +40,7 @@ def session(path: Path, games: int, seed: int) -> None:
         load_agent("td"), load_agent("pubeval"), games=games, seed=seed,
         settings=PairSettings(record=True),
     )  # fmt: skip
-    records = [
-        dict(g.record or {}, a=pair.a, b=pair.b, a_seat=g.a_seat)
-        for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
-    ]
-    matchfile.export_mat(records, path)
+    matchfile.export_mat(pair.records(seed), path)
 
 
 def timed(command: list[str], stdin: str | None = None) -> tuple[float, float]:

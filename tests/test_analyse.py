@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_agents import CubeBot
 
 import engine
 from agents import load_agent
-from agents.pubeval import PubevalAgent
 from vrhcaby import analysis, review
 from vrhcaby.cli.main import main
 from vrhcaby.io import matchfile
@@ -25,42 +25,6 @@ from vrhcaby.play.tournament import PairSettings, play_pair
 
 GNUBG = shutil.which("gnubg") or ("/usr/games/gnubg" if Path("/usr/games/gnubg").exists() else None)
 needs_gnubg_cli = pytest.mark.skipif(GNUBG is None, reason="Debian's gnubg is not installed")
-
-
-class CubeBot(PubevalAgent):
-    """Pubeval that doubles now and then and takes or drops about as often: games with
-    every kind of cube action, some of them wrong."""
-
-    cube_aware = True
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.k = 0
-
-    def double_decision(self, position, context) -> bool:
-        self.k += 1
-        return self.k % 7 == 0
-
-    def take_decision(self, position, context) -> bool:
-        self.k += 1
-        return self.k % 3 != 0
-
-
-def _records(pair, seed: int) -> list[dict]:
-    out = []
-    for g in sorted(pair.results, key=lambda g: (g.sample, g.copy)):
-        out.append(
-            dict(
-                g.record,
-                a=pair.a,
-                b=pair.b,
-                a_seat=g.a_seat,
-                sample=g.sample,
-                copy=g.copy,
-                seed=seed,
-            )
-        )
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +40,7 @@ def files(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
         seed=8,
         settings=PairSettings(match_to=5, record=True),
     )
-    recs = [r for r in _records(pair, 8) if (r["sample"], r["copy"]) == (0, 0)]
+    recs = [r for r in pair.records(8) if (r["sample"], r["copy"]) == (0, 0)]
     matchfile.export_mat(recs, folder / "match.mat")
     out["match"] = (folder / "match.mat", recs)
     # Seven games of a 5-point match without doubles: the Crawford game (the sixth) and a
@@ -88,12 +52,12 @@ def files(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
         seed=9,
         settings=PairSettings(match_to=5, record=True),
     )
-    recs = [r for r in _records(pair, 9) if (r["sample"], r["copy"]) == (0, 0)]
+    recs = [r for r in pair.records(9) if (r["sample"], r["copy"]) == (0, 0)]
     matchfile.export_mat(recs, folder / "crawford.mat")
     out["crawford"] = (folder / "crawford.mat", recs)
     pair = play_pair(CubeBot("carol"), load_agent("pubeval"), games=3, seed=5,
                      settings=PairSettings(record=True))  # fmt: skip
-    recs = _records(pair, 5)
+    recs = pair.records(5)
     matchfile.export_mat(recs, folder / "money.mat")
     out["money"] = (folder / "money.mat", recs)
     return out
@@ -469,7 +433,7 @@ def test_the_td_agent_judged_by_itself_makes_no_error(tmp_path):
     best (an error of 0, up to float32 rounding); its opponent's are not."""
     td = load_agent("td")
     pair = play_pair(td, load_agent("pubeval"), games=2, seed=3, settings=PairSettings(record=True))
-    recs = _records(pair, 3)
+    recs = pair.records(3)
     matchfile.export_mat(recs, tmp_path / "td.mat")
     result = review.analyse_match(
         read_mat(tmp_path / "td.mat"), review.TDJudge(td, 0, 0), jacoby=False

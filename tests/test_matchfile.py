@@ -4,48 +4,13 @@ exactly the recorded moves, dice, positions and cube actions."""
 from __future__ import annotations
 
 import pytest
+from helpers_agents import CubeBot
 
 from agents import load_agent
-from agents.pubeval import PubevalAgent
 from vrhcaby.io import matchfile
 from vrhcaby.play.tournament import PairSettings, play_pair
 
 gnubg = pytest.importorskip("gnubg")
-
-
-class CubeBot(PubevalAgent):
-    """Pubeval that doubles when it may, at about the same rate takes or drops."""
-
-    cube_aware = True
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.k = 0
-
-    def double_decision(self, position, context) -> bool:
-        self.k += 1
-        return self.k % 7 == 0
-
-    def take_decision(self, position, context) -> bool:
-        self.k += 1
-        return self.k % 3 != 0
-
-
-def records(pair, seed: int) -> list[dict]:
-    out = []
-    for g in sorted(pair.results, key=lambda g: (g.sample, g.copy)):
-        out.append(
-            dict(
-                g.record,
-                a=pair.a,
-                b=pair.b,
-                a_seat=g.a_seat,
-                sample=g.sample,
-                copy=g.copy,
-                seed=seed,
-            )
-        )
-    return out
 
 
 def gnubg_games(path) -> tuple[dict, list]:
@@ -95,7 +60,7 @@ def test_money_session_imports_into_gnubg(tmp_path):
         seed=3,
         settings=PairSettings(record=True),
     )
-    recs = records(pair, 3)
+    recs = pair.records(3)
     matchfile.append_jsonl(tmp_path / "g.jsonl", recs)
     assert matchfile.read_jsonl(tmp_path / "g.jsonl") == recs
     matchfile.export_mat(recs, tmp_path / "s.mat")
@@ -110,7 +75,7 @@ def test_match_with_cube_actions_imports_into_gnubg(tmp_path):
         seed=8,
         settings=PairSettings(match_to=7, record=True),
     )
-    recs = records(pair, 8)
+    recs = pair.records(8)
     actions = {t.get("action") for r in recs for t in r["turns"]}
     assert {"double", "take", "drop"} <= actions
     for key in {(r["sample"], r["copy"]) for r in recs}:
@@ -134,4 +99,4 @@ def test_export_refuses_other_variants(tmp_path):
         settings=PairSettings(variant="nackgammon", record=True),
     )
     with pytest.raises(ValueError, match="standard"):
-        matchfile.export_mat(records(pair, 0), tmp_path / "n.mat")
+        matchfile.export_mat(pair.records(0), tmp_path / "n.mat")

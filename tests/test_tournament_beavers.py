@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from test_matchfile import CubeBot  # doubles and takes, knows no beavers
+from helpers_agents import CubeBot  # doubles and takes, knows no beavers
 from test_tournament_command import parse
 
 import engine
@@ -64,14 +64,6 @@ def cube_actions(record: dict) -> list[tuple]:
 
 def first_mover(record: dict) -> int:
     return next(t["player"] for t in record["turns"] if "action" not in t)
-
-
-def records(pair, seed: int) -> list[dict]:
-    ordered = sorted(pair.results, key=lambda g: (g.sample, g.copy))
-    return [
-        dict(g.record, a=pair.a, b=pair.b, a_seat=g.a_seat, sample=g.sample, copy=g.copy, seed=seed)
-        for g in ordered
-    ]
 
 
 def test_beavers_escalate_to_the_cube_limit_and_score_by_the_cube():
@@ -245,7 +237,7 @@ def test_a_mat_with_beavers_is_imported_by_gnubg(tmp_path):
         seed=3,
         settings=PairSettings(record=True, beavers=True, jacoby=True),
     )
-    recs = records(pair, 3)
+    recs = pair.records(3)
     matchfile.export_mat(recs, tmp_path / "s.mat")
     assert " Beavers => 4" in (tmp_path / "s.mat").read_text()
     gnubg.command(f"import mat {tmp_path / 's.mat'}")

@@ -185,7 +185,7 @@ def _fmt(x: float) -> str:
 OUT_FILES = ("games.jsonl", "results.json", "table.svg", "run.json")
 #: What a run's `run.json` holds: the settings a resumed run must share.
 RUN_KEYS = ("agents", "games", "seed", "match_to", "cube", "jacoby", "beavers", "mirror", "variant")
-#: What `_records` adds to a game's record.
+#: What `PairResult.records` adds to a game's record.
 _ADDED = ("a", "b", "a_seat", "sample", "copy", "seed", "match_winner")
 
 
@@ -246,23 +246,6 @@ def _resume(out: Path, settings: dict) -> dict[tuple[str, str], list[GameResult]
         return None
     print(f"resuming the tournament in {out}: {len(records)} games kept", file=sys.stderr)
     return games
-
-
-def _records(pair: PairResult, seed: int) -> list[dict]:
-    """The games of a pair as `games.jsonl` records, in sample order."""
-    return [
-        dict(
-            g.record or {},
-            a=pair.a,
-            b=pair.b,
-            a_seat=g.a_seat,
-            sample=g.sample,
-            copy=g.copy,
-            seed=seed,
-            match_winner=g.match_winner,
-        )
-        for g in sorted(pair.results, key=lambda g: (g.sample, g.copy))
-    ]
 
 
 def _save(out: Path, records: list[dict], pair: PairResult, index: int) -> None:
@@ -347,7 +330,7 @@ def _play(
         pairs.append(pair)
         if args.out:
             with stop.holding():
-                records += _records(pair, args.seed)
+                records += pair.records(args.seed)
                 _save(args.out, records, pair, k)
         if pair.interrupted or stop.received:
             pair.interrupted = True

@@ -123,6 +123,25 @@ class PairResult:
                 d.pop(k)
         return nan_to_none(d)
 
+    def records(self, seed: int) -> list[dict]:
+        """The games as `tournament --out` writes them to `games.jsonl`, in sample order:
+        each game's record (its turns; empty unless recorded) with the pair's names, A's
+        seat, the sample, the copy, the `seed` the pair was played with and the match's
+        winner. What `vrhcaby.io.matchfile.export_mat` reads."""
+        return [
+            dict(
+                g.record or {},
+                a=self.a,
+                b=self.b,
+                a_seat=g.a_seat,
+                sample=g.sample,
+                copy=g.copy,
+                seed=seed,
+                match_winner=g.match_winner,
+            )
+            for g in sorted(self.results, key=lambda g: (g.sample, g.copy))
+        ]
+
 
 def check_agents(agents, settings: PairSettings) -> None:
     """ValueError, before any game, if an agent cannot play the variant."""
