@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -52,7 +51,7 @@ from vrhcaby.play.cube_judge import (  # noqa: E402
     probability_errors,
     recorded_decisions,
 )
-from vrhcaby.play.judge import CLASSES  # noqa: E402
+from vrhcaby.play.judge import CLASSES, build_in_parts  # noqa: E402
 from vrhcaby.play.tournament import PairSettings, play_pair  # noqa: E402
 
 DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
@@ -126,33 +125,17 @@ def select(seed: int) -> tuple[np.ndarray, list[GameContext], np.ndarray]:
 def build(out: Path, seed: int) -> None:
     """Judge the set part by part (resumable), then write it to `out`."""
     boards, contexts, sources = select(seed)
-    parts_dir = out.parent / ".parts"
-    parts = []
     judge = None
-    start = time.perf_counter()
-    for i in range(0, len(boards), PART):
-        file = parts_dir / f"{out.stem}-{i // PART:03d}.npz"
-        rows = slice(i, i + PART)
-        if file.exists():
-            try:
-                part = CubeSet.load(file)
-                if np.array_equal(part.boards, boards[rows]):
-                    parts.append(part)
-                    continue
-            except ValueError:
-                pass
-        if judge is None:
+
+    def judged(rows: slice) -> CubeSet:
+        nonlocal judge
+        if judge is None:  # gnubg's set-up only when a part is left to judge
             from vrhcaby.play.cube_judge import GnubgCubeJudge
 
             judge = GnubgCubeJudge()
-        part = CubeSet.judge(boards[rows], contexts[rows], sources[rows], judge)
-        part.save(file)
-        parts.append(part)
-        done = min(i + PART, len(boards))
-        print(f"  {done}/{len(boards)} decisions judged, {time.perf_counter() - start:.0f} s")
-    whole = CubeSet.concat(parts)
-    whole.save(out)
-    shutil.rmtree(parts_dir)
+        return CubeSet.judge(boards[rows], contexts[rows], sources[rows], judge)
+
+    whole = build_in_parts(out, boards, judged, CubeSet.load, CubeSet.concat, size=PART)
     print(f"wrote {out}: {len(whole)} decisions")
 
 

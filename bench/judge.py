@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import shutil
 import sys
 import time
 from dataclasses import replace
@@ -36,7 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import load_agent  # noqa: E402
-from vrhcaby.play.judge import CLASSES, Judged, gnubg_equities, recorded_positions  # noqa: E402
+from vrhcaby.play.judge import (  # noqa: E402
+    CLASSES,
+    Judged,
+    build_in_parts,
+    gnubg_equities,
+    recorded_positions,
+)
 
 DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-2ply.npz"
 #: Where each source's games come from: (name, agent spec, opponent spec).
@@ -78,31 +83,17 @@ def select(per_source: int, games: int, seed: int) -> tuple[np.ndarray, np.ndarr
 def build(out: Path, per_source: int, games: int, seed: int) -> None:
     """Score the set part by part (resumable), then write it to `out`."""
     boards, dice, sources = select(per_source, games, seed)
-    parts_dir = out.parent / ".parts"
     judge = functools.partial(gnubg_equities, plies=2)
-    parts = []
-    start = time.perf_counter()
-    for i in range(0, len(boards), PART):
-        file = parts_dir / f"{out.stem}-{i // PART:03d}.npz"
-        rows = slice(i, i + PART)
-        if file.exists():
-            try:
-                part = Judged.load(file)
-                if np.array_equal(part.boards, boards[rows]):
-                    parts.append(part)
-                    continue
-            except ValueError:
-                pass
-        part = Judged.from_positions(
+    whole = build_in_parts(
+        out,
+        boards,
+        lambda rows: Judged.from_positions(
             boards[rows], dice[rows], games * len(SOURCES), judge=judge, sources=sources[rows]
-        )
-        part.save(file)
-        parts.append(part)
-        done = min(i + PART, len(boards))
-        print(f"  {done}/{len(boards)} decisions scored, {time.perf_counter() - start:.0f} s")
-    whole = replace(Judged.concat(parts), games=games * len(SOURCES))
-    whole.save(out)
-    shutil.rmtree(parts_dir)
+        ),
+        Judged.load,
+        lambda parts: replace(Judged.concat(parts), games=games * len(SOURCES)),
+        size=PART,
+    )
     print(f"wrote {out}: {len(whole.boards)} decisions, {len(whole.after)} plays")
 
 

@@ -14,7 +14,7 @@ from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.trainer import Trainer
 from vrhcaby.nn.net import NetConfig, equity, load_evaluator
-from vrhcaby.play.judge import Judged, gnubg_equities, judged_games
+from vrhcaby.play.judge import Judged, build_in_parts, gnubg_equities, judged_games
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +139,31 @@ def test_a_file_that_is_not_a_judged_set_is_one_line(tmp_path: Path) -> None:
     np.savez(tmp_path / "short.npz", boards=np.zeros((1, 2, 25), np.int8))
     with pytest.raises(ValueError, match=r"short\.npz: not a judged set"):
         Judged.load(tmp_path / "short.npz")
+
+
+def test_a_set_built_in_parts_resumes_where_it_stopped_and_equals_one_built_whole(
+    judged: Judged, tmp_path: Path
+) -> None:
+    boards, dice = judged.boards[:10], judged.dice[:10]
+    whole = Judged.from_positions(boards, dice, 4)  # the reference: one build, no parts
+    out = tmp_path / "set.npz"
+    asked: list[slice] = []
+
+    def judge(rows: slice) -> Judged:
+        asked.append(rows)
+        if rows.start == 8 and len(asked) == 3:
+            raise KeyboardInterrupt  # stopped in the third part
+        return Judged.from_positions(boards[rows], dice[rows], 4)
+
+    with pytest.raises(KeyboardInterrupt):
+        build_in_parts(out, boards, judge, Judged.load, Judged.concat, size=4)
+    assert not out.exists() and len(list((tmp_path / ".parts").iterdir())) == 2
+    (tmp_path / ".parts" / "set-001.npz").write_bytes(b"not a judged set")
+    asked.clear()
+    built = build_in_parts(out, boards, judge, Judged.load, Judged.concat, size=4)
+    # The spoilt part and the one never written are judged again, the good one is kept.
+    assert [(r.start, r.stop) for r in asked] == [(4, 8), (8, 12)]
+    assert not (tmp_path / ".parts").exists()
+    for got in (built, Judged.load(out)):
+        for name in ("boards", "dice", "after", "parent", "equities", "classes"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(whole, name))

@@ -11,9 +11,12 @@ choice still counts as an error. Needs the `gnubg-nn` package.
 
 from __future__ import annotations
 
+import shutil
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -228,3 +231,55 @@ def recorded_positions(
 def judged_games(agent, opponent, games: int, seed: int) -> Judged:
     """The positions with a choice of `games` games of `agent` against `opponent`, judged."""
     return Judged.from_positions(*recorded_positions(agent, opponent, games, seed))
+
+
+class JudgedSet(Protocol):
+    """What `build_in_parts` needs of a judged set (`Judged`, `cube_judge.CubeSet`)."""
+
+    @property
+    def boards(self) -> np.ndarray: ...
+
+    def save(self, path: Path) -> None: ...
+
+
+S = TypeVar("S", bound=JudgedSet)
+
+
+def build_in_parts(
+    out: Path,
+    boards: np.ndarray,
+    judge: Callable[[slice], S],
+    load: Callable[[Path], S],
+    concat: Callable[[list[S]], S],
+    *,
+    size: int = 100,
+) -> S:
+    """A judged set of `boards` built part by part and written to `out`: `judge(rows)`
+    judges the rows of one part of `size`, saved at once in `.parts/` beside `out`, so
+    that a build stopped midway (the judge takes minutes a part) resumes where it stopped:
+    a saved part whose boards are those rows is taken as it is (`load`), one that is not,
+    or cannot be read, is judged again. At the end `concat(parts)` is written to `out` and
+    the parts removed. Progress on stdout, a line a part judged."""
+    parts_dir = out.parent / ".parts"
+    parts = []
+    start = time.perf_counter()
+    for i in range(0, len(boards), size):
+        file = parts_dir / f"{out.stem}-{i // size:03d}.npz"
+        rows = slice(i, i + size)
+        if file.exists():
+            try:
+                part = load(file)
+                if np.array_equal(part.boards, boards[rows]):
+                    parts.append(part)
+                    continue
+            except ValueError:
+                pass
+        part = judge(rows)
+        part.save(file)
+        parts.append(part)
+        done = min(i + size, len(boards))
+        print(f"  {done}/{len(boards)} decisions judged, {time.perf_counter() - start:.0f} s")
+    whole = concat(parts)
+    whole.save(out)
+    shutil.rmtree(parts_dir)
+    return whole
