@@ -10,15 +10,18 @@ centred cube at `cube_plies` 0, 1 and 2, without pruning and with the network's 
 (`td?prune=on`), the old way for comparison (Janowski's formula on the n-ply cubeless
 probabilities, what `cube_plies` meant before), and the agent's 1-ply and 2-ply checker
 play of the recorded roll: the median milliseconds a decision and the ratio to the 1-ply
-checker play. Then the cold `vrhcaby cube POSITION --cube-plies N` (a fresh interpreter:
-imports, kernels and the network's load all count): the median wall seconds over
-`--repeat` runs on each of three positions.
+checker play. Then the cold `vrhcaby cube POSITION` (a fresh interpreter: imports,
+kernels and the network's load all count) at `--cube-plies` 0, 1, 1 pruned and 2 and
+without the option (the default depth): the median wall seconds over `--repeat` runs on
+the start and three of those positions, the contenders taking turns. `--cold-only` times
+only the cold answers.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,19 +69,57 @@ def median_ms(rows: list, items: list) -> list[float]:
     return [1000 * statistics.median(t) for t in times]
 
 
-def cube_command(network: str, position: str, plies: int) -> list[str]:
+#: The cold answers timed: (column, agent spec option added, --cube-plies or None).
+COLD = (
+    ("0", "", 0),
+    ("1", "", 1),
+    ("1 pruned", "prune=on", 1),
+    ("2", "", 2),
+    ("default", "", None),
+)
+
+
+def cube_command(network: str, position: str, option: str, plies: int | None) -> list[str]:
+    """A cold `vrhcaby cube POSITION` of `network` (with spec `option`) at `plies`."""
     code = "import sys, vrhcaby.cli.main as cli; sys.exit(cli.main(sys.argv[1:]))"
-    args = ["cube", position, "--agent", network, "--cube-plies", str(plies)]
+    sep = "&" if "?" in network else "?"
+    args = ["cube", position, "--agent", f"{network}{sep}{option}" if option else network]
+    if plies is not None:
+        args += ["--cube-plies", str(plies)]
     return [sys.executable, "-c", code, *args]
 
 
-def median_wall(command: list[str], repeat: int) -> float:
-    times = []
+def cold_seconds(
+    network: str, positions: list[str], repeat: int
+) -> dict[str, list[tuple[float, float]]]:
+    """The median wall and CPU seconds (the child's user and system time, which load from
+    other processes disturbs less) of each position's cold answer in each `COLD` column,
+    the columns taking turns on each position in each of `repeat` rounds."""
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    subprocess.run(  # one first run writes what a first run caches
+        cube_command(network, positions[0], "", 1), cwd=ROOT, check=True, capture_output=True
+    )
     for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for position in positions:
+            for name, option, plies in COLD:
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                command = cube_command(network, position, option, plies)
+                subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+                wall = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                times.setdefault((position, name), []).append((wall, cpu))
+    return {
+        position: [
+            (
+                statistics.median(w for w, _ in times[position, name]),
+                statistics.median(c for _, c in times[position, name]),
+            )
+            for name, _, _ in COLD
+        ]
+        for position in positions
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,11 +128,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--cold-only", action="store_true", help="time only the cold answers")
     args = parser.parse_args(argv)
-    boards, dice = positions(args.network, args.positions, args.seed)
+    network = args.network
+    boards, dice = positions(network, args.positions, args.seed)
+    if not args.cold_only:
+        warm(network, boards, dice)
+    shown = [engine.Position.start().position_id()]
+    shown += [engine.position_id(b) for b in boards[:3]]
+    print(
+        f"cold `vrhcaby cube POSITION [--cube-plies N]`, median of {args.repeat} runs, "
+        "wall seconds (CPU seconds)"
+    )
+    print(f"  {'position':16} " + " ".join(f"{name:>15}" for name, _, _ in COLD))
+    for position, cells in cold_seconds(network, shown, args.repeat).items():
+        print(f"  {position:16} " + " ".join(f"{w:7.3f} ({c:5.3f})" for w, c in cells))
+    return 0
+
+
+def warm(network: str, boards: np.ndarray, dice: np.ndarray) -> None:
+    """The warm table: each kind of decision's median milliseconds on the positions."""
     ctx = GameContext(jacoby=True)
     items = list(zip(boards, dice, strict=True))
-    print(f"{args.network}: {len(items)} positions of its own games, money, centred cube, one core")
+    print(f"{network}: {len(items)} positions of its own games, money, centred cube, one core")
 
     def cube_at(spec: str):
         agent = load_agent(spec)
@@ -103,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         return decide
 
     def janowski_at(plies: int):
-        agent = load_agent(args.network)
+        agent = load_agent(network)
 
         def decide(item) -> None:
             p = agent.before_roll(item[0][None], plies)[0]  # type: ignore[attr-defined]
@@ -112,20 +171,20 @@ def main(argv: list[str] | None = None) -> int:
         return decide
 
     def play_at(plies: int):
-        agent = load_agent(f"{args.network}?plies={plies}")
+        agent = load_agent(f"{network}?plies={plies}")
 
         def decide(item) -> None:
             agent.choose_boards(item[0][None], item[1][None])  # type: ignore[attr-defined]
 
         return decide
 
-    sep = "&" if "?" in args.network else "?"
+    sep = "&" if "?" in network else "?"
     rows = [
-        ("cube, 0-ply (Janowski)", cube_at(args.network)),
-        ("cube, 1-ply cubeful", cube_at(f"{args.network}{sep}cube_plies=1")),
-        ("cube, 1-ply cubeful, pruned", cube_at(f"{args.network}{sep}cube_plies=1&prune=on")),
-        ("cube, 2-ply cubeful", cube_at(f"{args.network}{sep}cube_plies=2")),
-        ("cube, 2-ply cubeful, pruned", cube_at(f"{args.network}{sep}cube_plies=2&prune=on")),
+        ("cube, 0-ply (Janowski)", cube_at(network)),
+        ("cube, 1-ply cubeful", cube_at(f"{network}{sep}cube_plies=1")),
+        ("cube, 1-ply cubeful, pruned", cube_at(f"{network}{sep}cube_plies=1&prune=on")),
+        ("cube, 2-ply cubeful", cube_at(f"{network}{sep}cube_plies=2")),
+        ("cube, 2-ply cubeful, pruned", cube_at(f"{network}{sep}cube_plies=2&prune=on")),
         ("old: Janowski on 1-ply probabilities", janowski_at(1)),
         ("old: Janowski on 2-ply probabilities", janowski_at(2)),
         ("checker play, 1-ply", play_at(1)),
@@ -136,18 +195,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'decision':38} {'ms (median)':>11} {'/ 1-ply play':>12}")
     for name, ms in figures:
         print(f"  {name:38} {ms:11.1f} {ms / reference:11.2f}x")
-    shown = [engine.position_id(b) for b in boards[:3]]
-    subprocess.run(
-        cube_command(args.network, shown[0], 1), cwd=ROOT, check=True, capture_output=True
-    )
-    print(f"cold `vrhcaby cube POSITION --cube-plies N`, median of {args.repeat} runs, seconds")
-    print(f"  {'position':16} {'0':>6} {'1':>6} {'2':>6}")
-    for position in shown:
-        cells = [
-            median_wall(cube_command(args.network, position, n), args.repeat) for n in range(3)
-        ]
-        print(f"  {position:16} " + " ".join(f"{c:6.2f}" for c in cells))
-    return 0
 
 
 if __name__ == "__main__":
