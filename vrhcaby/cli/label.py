@@ -93,18 +93,21 @@ def configure(args: argparse.Namespace) -> LabelConfig:
     return config
 
 
-def network(role: str, spec: str) -> ValueFunction:
+def network(role: str, spec: str, variant: str = "standard") -> ValueFunction:
     """The evaluator of the teacher or the student: a shipped network's name or a path
-    (`agents.td.find_checkpoint`); a UsageError naming the role and the file otherwise."""
+    (`agents.td.find_checkpoint`), one that plays the run's `variant` (an acey-deucey
+    network for acey-deucey, a board network for the others); a UsageError naming the
+    role and the file otherwise."""
+    from agents.base import ACEY_DEUCEY
     from vrhcaby.nn.net import load_evaluator
 
     try:
         evaluator = load_evaluator(find_checkpoint(spec))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{role} {spec!r}: {exc}") from None
-    variant = getattr(evaluator, "variant", "standard")
-    if variant != "standard":
-        raise UsageError(f"{role} {spec!r} plays {variant}; the labels are of standard play")
+    plays = getattr(evaluator, "variant", "standard")
+    if (plays == ACEY_DEUCEY) != (variant == ACEY_DEUCEY):
+        raise UsageError(f"{role} {spec!r} plays {plays}; the labels are of {variant} play")
     return evaluator
 
 
@@ -285,8 +288,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(config.folder, "out_dir")
     if args.json:
         check_output_file(args.json, "--json")
-    teacher = network("teacher", config.teacher)
-    student = network("student", config.student) if config.student else None
+    teacher = network("teacher", config.teacher, config.variant)
+    student = network("student", config.student, config.variant) if config.student else None
     ranker = pruner(config)
     networks = {"teacher": file_digest(find_checkpoint(config.teacher))}
     if config.student:

@@ -12,6 +12,11 @@ than the fitted ones), and their loss says when fitting stops helping.
 The loss per afterstate is half the squared error of the five joint probabilities (the
 TD learner's) plus `equity_weight` times half the squared error of the cubeless equity
 the agents rank plays by.
+
+Acey-deucey labels (boards (2, 26) and whether each mover rolls again) are fitted by an
+acey-deucey network (`NetConfig.variant_inputs`), which reads both. The fit runs on any
+torch device (`load_labels`' `device`: the labels' tensors live there with the model);
+the order of the labels is drawn on the CPU, so a seed gives the same batches anywhere.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from vrhcaby.nn.net import NetConfig, joint
 #: The cubeless money equity as a linear form of the five joint probabilities.
 _EQUITY = torch.tensor(equity(np.eye(5)) - equity(np.zeros((1, 5))), dtype=torch.float32)
 _EQUITY_BASE = float(equity(np.zeros((1, 5)))[0])
+CPU = torch.device("cpu")
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ class LabelSet:
     """Labelled afterstates ready to fit: inputs, targets, and what the rules decide."""
 
     after: np.ndarray
-    """int8 (N, 2, 25)."""
+    """int8 (N, 2, 25), or (N, 2, 26) in acey-deucey."""
     inputs: torch.Tensor
     """float32 (N, F): the student's encoding of each afterstate."""
     targets: torch.Tensor
@@ -162,27 +168,41 @@ def label_source(files: Sequence[Path]) -> dict[str, Any]:
 
 
 def load_labels(
-    folders: Sequence[str | Path], net: NetConfig, config: DistillConfig
+    folders: Sequence[str | Path],
+    net: NetConfig,
+    config: DistillConfig,
+    device: torch.device = CPU,
 ) -> tuple[LabelSet, LabelSet]:
-    """The fitted and the held-out labels of the shards in `folders`, encoded for `net`."""
+    """The fitted and the held-out labels of the shards in `folders`, encoded for `net`,
+    their tensors on `device`; a ValueError when the shards' boards are not the network's
+    (acey-deucey labels need an acey-deucey network, and the other way round)."""
     fitted: list[Shard] = []
     held: list[Shard] = []
     for file in shard_files(folders, config.shards):
         index = _index(file)
         keep = config.holdout_every and index % config.holdout_every == 0
-        (held if keep else fitted).append(Shard.load(file))
-    return _label_set(fitted, net, config), _label_set(held, net, config)
+        shard = Shard.load(file)
+        if shard.after.shape[2] != net.columns:
+            plays = "acey-deucey" if shard.extra is not None else "backgammon"
+            raise ValueError(f"{file}: labels of {plays}, not of the network's variant")
+        (held if keep else fitted).append(shard)
+    return _label_set(fitted, net, config, device), _label_set(held, net, config, device)
 
 
-def _label_set(shards: list[Shard], net: NetConfig, config: DistillConfig) -> LabelSet:
+def _label_set(
+    shards: list[Shard], net: NetConfig, config: DistillConfig, device: torch.device
+) -> LabelSet:
+    extra = None
     if shards:
         after = np.concatenate([s.after for s in shards])
         target = np.concatenate([s.probabilities for s in shards]).astype(np.float32)
         zero = np.concatenate([s.zero_ply for s in shards]).astype(np.float32)
         offsets = np.cumsum([0] + [len(s.boards) for s in shards[:-1]])
         decision = np.concatenate([s.decision + o for s, o in zip(shards, offsets, strict=True)])
+        if net.variant_inputs:
+            extra = np.concatenate([s.extra for s in shards if s.extra is not None])
     else:
-        after, target = np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32)
+        after, target = np.zeros((0, 2, net.columns), np.int8), np.zeros((0, 5), np.float32)
         zero, decision = target, np.zeros(0, np.int64)
     if config.classes and len(after):
         keep = np.isin(np.asarray(NAMES)[engine.classify_boards(after)], config.classes)
@@ -190,11 +210,11 @@ def _label_set(shards: list[Shard], net: NetConfig, config: DistillConfig) -> La
     decided = obey_rules(after, np.full((len(after), 5), np.nan, np.float32))
     return LabelSet(
         after=after,
-        inputs=torch.from_numpy(np.asarray(net.encode(after), np.float32)),
-        targets=torch.from_numpy(np.nan_to_num(target)),
-        decided=torch.from_numpy(np.asarray(decided, np.float32)),
+        inputs=torch.from_numpy(np.asarray(net.encode(after, extra), np.float32)).to(device),
+        targets=torch.from_numpy(np.nan_to_num(target)).to(device),
+        decided=torch.from_numpy(np.asarray(decided, np.float32)).to(device),
         zero_ply=zero,
-        decision=torch.from_numpy(decision.astype(np.int64)),
+        decision=torch.from_numpy(decision.astype(np.int64)).to(device),
     )
 
 
@@ -213,7 +233,7 @@ def loss(
     diff = p - data.targets[rows]
     per_row = 0.5 * (diff * diff).sum(dim=1)
     if config.equity_weight or config.rank_weight:
-        error = diff @ _EQUITY
+        error = diff @ _EQUITY.to(diff.device)
         per_row = per_row + config.equity_weight * 0.5 * error**2
         if config.rank_weight:
             relative = error - _group_mean(error, data.decision[rows])
@@ -225,8 +245,8 @@ def _group_mean(x: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
     """Each row's mean of `x` over the rows of its group."""
     _, index = torch.unique(group, return_inverse=True)
     n = int(index.max()) + 1 if len(index) else 0
-    total = torch.zeros(n, dtype=x.dtype).index_add_(0, index, x)
-    count = torch.zeros(n, dtype=x.dtype).index_add_(0, index, torch.ones_like(x))
+    total = torch.zeros(n, dtype=x.dtype, device=x.device).index_add_(0, index, x)
+    count = torch.zeros(n, dtype=x.dtype, device=x.device).index_add_(0, index, torch.ones_like(x))
     return (total / count)[index]
 
 
@@ -294,10 +314,10 @@ def held_out(model: torch.nn.Module, data: LabelSet, config: DistillConfig) -> H
     teacher's 0-ply's (NaN for no labels)."""
     if not len(data):
         return HeldOut.mean([])
-    p = predictions(model, data, slice(None)).numpy()
-    target = equity(data.targets.numpy())
+    p = predictions(model, data, slice(None)).cpu().numpy()
+    target = equity(data.targets.cpu().numpy())
     zero = equity(data.zero_ply)
-    decision = data.decision.numpy()
+    decision = data.decision.cpu().numpy()
     return HeldOut(
         loss=float(loss(model, data, slice(None), config)),
         equity_error=float(np.abs(equity(p) - target).mean()),
@@ -336,9 +356,9 @@ def fit_epoch(
     order (from `generator`), each decision's rows together; the mean training loss."""
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(config, epoch)
-    _, index = torch.unique(data.decision, return_inverse=True)
+    _, index = torch.unique(data.decision.cpu(), return_inverse=True)
     rank = torch.randperm(int(index.max()) + 1 if len(index) else 0, generator=generator)
-    order = torch.argsort(rank[index], stable=True)
+    order = torch.argsort(rank[index], stable=True).to(data.inputs.device)
     total = 0.0
     for s in range(0, len(data), config.batch_size):
         rows = order[s : s + config.batch_size]

@@ -14,10 +14,21 @@ teacher's 2-ply probabilities for its mover (`agents.search.ply_probabilities`: 
 databases and the rules' certainties at every leaf when the teacher is a network set or
 obeys the rules, as every shipped evaluator does).
 
+A run plays one variant (`LabelConfig.variant`): the self-play starts from the variant's
+layout. Nackgammon is backgammon from another start. Acey-deucey (`make_shard`'s other
+branch) has its own move generation and extra rolls: the self-play chooses a 1-2 in two
+stages as the agents do (the 1 and the 2, then the double), and the decisions labelled
+are the turns of a roll other than a 1-2 whose bonus is due, and the choices of the
+bonus double; each afterstate keeps whether its mover rolls again (`Shard.extra`, an
+input of acey-deucey networks), and the teacher's search is its one-ply search
+(`agents.search_ad.one_ply_ad`).
+
 A shard is a fixed number of games, seeded by `(seed, shard)`: the same config makes the
 same shard on any machine, and a stopped run resumes by making the shards that are not
 on disk yet. Its file (`Shard.save`, compressed .npz, written atomically) holds Position
-IDs of the labelled afterstates and float16 probabilities: about 25 bytes a label.
+IDs of the labelled afterstates and float16 probabilities: about 25 bytes a label (an
+acey-deucey shard holds its boards (2, 26) as they are, since a Position ID has no
+waiting checkers).
 """
 
 from __future__ import annotations
@@ -26,16 +37,22 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 import engine
 from agents import search
+from agents.base import ACEY_DEUCEY
 from agents.search import ValueFunction
 from engine.formats import position_ids
+from engine.variants import get_variant
 from vrhcaby.base.files import read_arrays, write_npz
 from vrhcaby.equity.outcomes import equity
 from vrhcaby.learn.config import MAX_LOCKSTEP
+
+if TYPE_CHECKING:
+    from agents.td import TDAgent
 
 #: Bits of `Shard.role`: why a play was labelled.
 STUDENT_TOP, TEACHER_SEARCHED, TEACHER_CHOICE, RANDOM = 1, 2, 4, 8
@@ -79,6 +96,10 @@ class LabelConfig:
     (`agents.search.Pruner`, about 2.5 times faster at 2 plies); 0: every reply valued."""
     seed: int = 1
     """The dice and choices of shard k come from the seed (seed, k)."""
+    variant: str = "standard"
+    """The game played: standard, nackgammon, nackgammon-seed, or acey-deucey (its own
+    rules; the teacher and student then acey-deucey networks, the search one ply, and no
+    pruning)."""
     out_dir: str = "data/labels"
     """Where the run's folder of shards goes."""
 
@@ -102,6 +123,12 @@ class LabelConfig:
                 raise ValueError(f"{key} must be between 0 and 1, got {getattr(self, key)}")
         if self.student_top < 0 or self.random_siblings < 0 or self.seed < 0 or self.prune < 0:
             raise ValueError("student_top, random_siblings, seed and prune must be 0 or more")
+        get_variant(self.variant)  # a ValueError naming the known variants
+        if self.variant == ACEY_DEUCEY and (self.plies != 1 or self.prune):
+            raise ValueError(
+                f"variant acey-deucey: its search is one ply without pruning (plies 1, prune "
+                f"0), got plies {self.plies}, prune {self.prune}"
+            )
 
     @property
     def folder(self) -> Path:
@@ -116,7 +143,8 @@ class Shard:
     """The labels of one shard: N labelled afterstates of D decisions."""
 
     after: np.ndarray
-    """int8 (N, 2, 25): the labelled afterstates (mover in row 1, the other side to roll)."""
+    """int8 (N, 2, 25): the labelled afterstates (mover in row 1, the other side to roll);
+    (N, 2, 26) in acey-deucey, column 25 the waiting checkers."""
     probabilities: np.ndarray
     """float (N, 5): the teacher's n-ply probabilities of each for its mover."""
     zero_ply: np.ndarray
@@ -133,49 +161,61 @@ class Shard:
     """Self-play games the decisions came from."""
     positions: int
     """Afterstates valued by the teacher's networks (the shard's cost)."""
+    extra: np.ndarray | None = None
+    """Acey-deucey: bool (N,), whether the mover of each afterstate rolls again (None in
+    the other variants)."""
 
     def save(self, path: Path, meta: dict) -> None:
-        """Write the shard (Position IDs, float16 probabilities; compressed, atomically),
-        with `meta` (the config, the shard's index) as JSON."""
-        write_npz(
-            path,
-            {
-                "after": np.array(position_ids(self.after), dtype="S14"),
-                "probabilities": self.probabilities.astype(np.float16),
-                "zero_ply": self.zero_ply.astype(np.float16),
-                "decision": self.decision.astype(np.int32),
-                "role": self.role.astype(np.uint8),
-                "boards": np.array(position_ids(self.boards), dtype="S14"),
-                "dice": self.dice.astype(np.int8),
-                "games": np.array(self.games),
-                "positions": np.array(self.positions),
-                "meta": np.array(json.dumps(meta)),
-            },
-            compressed=True,
-        )
+        """Write the shard (Position IDs, or acey-deucey boards as they are; float16
+        probabilities; compressed, atomically), with `meta` (the config, the shard's
+        index) as JSON."""
+        arrays = {
+            "probabilities": self.probabilities.astype(np.float16),
+            "zero_ply": self.zero_ply.astype(np.float16),
+            "decision": self.decision.astype(np.int32),
+            "role": self.role.astype(np.uint8),
+            "dice": self.dice.astype(np.int8),
+            "games": np.array(self.games),
+            "positions": np.array(self.positions),
+            "meta": np.array(json.dumps(meta)),
+        }
+        if self.extra is None:
+            arrays["after"] = np.array(position_ids(self.after), dtype="S14")
+            arrays["boards"] = np.array(position_ids(self.boards), dtype="S14")
+        else:
+            arrays["after_ad"] = self.after.astype(np.int8)
+            arrays["boards_ad"] = self.boards.astype(np.int8)
+            arrays["extra"] = self.extra.astype(bool)
+        write_npz(path, arrays, compressed=True)
 
     @classmethod
     def load(cls, path: Path) -> Shard:
         """A shard written by `save`; a ValueError naming the file if it is not one."""
         try:
             arrays = read_arrays(path)
+            ad = "after_ad" in arrays
             shard = cls(
-                after=_boards(arrays["after"]),
+                after=arrays["after_ad"] if ad else _boards(arrays["after"]),
                 probabilities=arrays["probabilities"].astype(np.float32),
                 zero_ply=arrays["zero_ply"].astype(np.float32),
                 decision=arrays["decision"].astype(np.int64),
                 role=arrays["role"],
-                boards=_boards(arrays["boards"]),
+                boards=arrays["boards_ad"] if ad else _boards(arrays["boards"]),
                 dice=arrays["dice"].astype(np.int64),
                 games=int(arrays["games"]),
                 positions=int(arrays["positions"]),
+                extra=arrays["extra"].astype(bool) if ad else None,
             )
         except (OSError, KeyError, ValueError, EOFError) as exc:
             raise ValueError(f"{path}: not a label shard ({exc})") from None
         n = len(shard.after)
+        width = 26 if shard.extra is not None else 25
         if not (
             shard.probabilities.shape == (n, 5)
             and len(shard.decision) == n
+            and shard.after.shape[1:] == (2, width)
+            and shard.boards.shape[1:] == (2, width)
+            and (shard.extra is None or shard.extra.shape == (n,))
             and (n == 0 or shard.decision.max() < len(shard.boards))
         ):
             raise ValueError(f"{path}: not a label shard (its arrays do not fit together)")
@@ -205,6 +245,8 @@ class _Decisions:
     parent: np.ndarray
     student: np.ndarray
     """float (M,): the student's 0-ply equity of each candidate."""
+    extra: np.ndarray | None = None
+    """Acey-deucey: bool (M,), whether each candidate's mover rolls again."""
 
 
 class Counted:
@@ -217,21 +259,25 @@ class Counted:
         if hasattr(inner, "probabilities_from"):
             self.probabilities_from = self._from
 
-    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+    def probabilities(self, afterstates: np.ndarray, *extra: np.ndarray | None) -> np.ndarray:
+        """The inner probabilities (an acey-deucey network's take the "rolls again" flags)."""
         self.count += len(afterstates)
-        return self.inner.probabilities(afterstates)
+        return self.inner.probabilities(afterstates, *extra)  # type: ignore[call-arg]
 
-    def _from(self, roots: np.ndarray, after: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    def _from(
+        self, roots: np.ndarray, after: np.ndarray, parent: np.ndarray, *extra: np.ndarray | None
+    ) -> np.ndarray:
         self.count += len(after)
-        return self.inner.probabilities_from(roots, after, parent)  # type: ignore[attr-defined]
+        return self.inner.probabilities_from(roots, after, parent, *extra)  # type: ignore[attr-defined]
 
 
 def self_play(
     student: ValueFunction, games: int, config: LabelConfig, rng: np.random.Generator
 ) -> _Decisions:
     """Play `games` games of the student against itself at 0-ply, side by side, and keep the
-    decisions drawn for labelling (chance `config.sample`) with every legal play."""
-    boards = np.repeat(engine.Position.start().board[None], games, axis=0)
+    decisions drawn for labelling (chance `config.sample`) with every legal play, from the
+    layout of `config.variant` (a board variant: standard or Nackgammon)."""
+    boards = np.repeat(engine.Position.start(config.variant).board[None], games, axis=0)
     live = np.ones(games, dtype=bool)
     kept: list[tuple] = []
     first = True
@@ -249,14 +295,11 @@ def self_play(
             continue
         p = search.afterstate_probabilities(student, b, after, parent)
         scores = np.asarray(equity(p), dtype=np.float64)
-        counts = np.bincount(parent, minlength=len(idx))
-        explore = (counts > 1) & (rng.random(len(idx)) < config.explore)
-        noise = np.where(explore[parent], rng.random(len(after)) + 10, 0.0)
-        rows = search.best_rows(scores + noise, parent, len(idx))
+        rows, drawn = _choose(scores, parent, len(idx), config, rng)
         chosen = b.copy()
         has = rows >= 0
         chosen[has] = after[rows[has]]
-        considered = np.flatnonzero((counts > 1) & (rng.random(len(idx)) < config.sample))
+        considered = np.flatnonzero(drawn)
         if len(considered):
             mask = np.isin(parent, considered)
             local = np.searchsorted(considered, parent[mask])
@@ -264,6 +307,12 @@ def self_play(
         over = engine.game_value(chosen) != 0
         boards[idx] = chosen[:, ::-1]
         live[idx[over]] = False
+    return _gathered(kept)
+
+
+def _gathered(kept: list[tuple]) -> _Decisions:
+    """The decisions kept turn by turn as (boards, dice, afterstates, parent within the
+    turn, student's equities[, extra]), as one `_Decisions`."""
     offsets = np.cumsum([0] + [len(k[0]) for k in kept[:-1]])
     return _Decisions(
         boards=np.concatenate([k[0] for k in kept]),
@@ -271,7 +320,82 @@ def self_play(
         after=np.concatenate([k[2] for k in kept]),
         parent=np.concatenate([k[3] + o for k, o in zip(kept, offsets, strict=True)]),
         student=np.concatenate([k[4] for k in kept]),
+        extra=np.concatenate([k[5] for k in kept]) if kept and len(kept[0]) > 5 else None,
     )
+
+
+def _choose(
+    scores: np.ndarray, parent: np.ndarray, n: int, config: LabelConfig, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A greedy self-play choice with exploration: the row of each of `n` boards' best
+    score (a random legal play with chance `config.explore` where there is a choice; -1
+    for a board without a play), and the boards with a choice drawn for labelling
+    (chance `config.sample`)."""
+    counts = np.bincount(parent, minlength=n)
+    explore = (counts > 1) & (rng.random(n) < config.explore)
+    noise = np.where(explore[parent], rng.random(len(scores)) + 10, 0.0)
+    rows = search.best_rows(scores + noise, parent, n)
+    return rows, (counts > 1) & (rng.random(n) < config.sample)
+
+
+def self_play_ad(
+    student: TDAgent, games: int, config: LabelConfig, rng: np.random.Generator
+) -> _Decisions:
+    """Acey-deucey: `games` games of the student (a td agent) against itself at 0-ply, side
+    by side, a 1-2 chosen in two stages as `AfterstateAgent.choose_turns_ad` does (the 1
+    and the 2 valued with the bonus due, then the double valued with whether it earns
+    another roll); the decisions drawn for labelling (chance `config.sample`) with every
+    candidate: the turns of a roll, but not the 1 and 2 of a 1-2 whose bonus is due (their
+    value is the double's choice, not a roll's), and the choices of a bonus double."""
+    from engine.acey_deucey import (
+        batch_afterstates_ad,
+        batch_bonus_ad,
+        game_value_ad,
+        start_boards_ad,
+    )
+
+    boards = start_boards_ad(games)
+    live = np.ones(games, dtype=bool)
+    kept: list[tuple] = []
+    first = True
+
+    def stage(b: np.ndarray, dice: np.ndarray, after, parent, flag, labelled) -> np.ndarray:
+        scores = np.asarray(student.score_ad(after, flag, parent, b), np.float64)
+        rows, considered = _choose(scores, parent, len(b), config, rng)
+        considered &= labelled
+        if considered.any():
+            chosen = np.flatnonzero(considered)
+            mask = np.isin(parent, chosen)
+            local = np.searchsorted(chosen, parent[mask])
+            kept.append((b[chosen], dice[chosen], after[mask], local, scores[mask], flag[mask]))
+        return rows
+
+    while live.any():
+        idx = np.flatnonzero(live)
+        dice = rng.integers(1, 7, size=(len(idx), 2))
+        if first:  # the opening roll is never a double
+            while (same := dice[:, 0] == dice[:, 1]).any():
+                dice[same] = rng.integers(1, 7, size=(int(same.sum()), 2))
+            first = False
+        b = boards[idx]
+        chosen, again = b.copy(), np.zeros(len(idx), bool)
+        after, parent, due = batch_afterstates_ad(b, dice, bonus=False)
+        if len(after):
+            owes = np.bincount(parent, weights=due, minlength=len(idx)) > 0
+            rows = stage(b, dice, after, parent, due, ~owes)
+            has = rows >= 0
+            chosen[has] = after[rows[has]]
+            owed = np.flatnonzero(has)[due[rows[has]]]
+            if owed.size:
+                roots = chosen[owed]
+                after, parent, extra = batch_bonus_ad(roots)
+                bonus_dice = np.tile([1, 2], (owed.size, 1))
+                rows = stage(roots, bonus_dice, after, parent, extra, np.ones(owed.size, bool))
+                chosen[owed], again[owed] = after[rows], extra[rows]
+        over = game_value_ad(chosen) != 0
+        boards[idx] = np.where(again[:, None, None], chosen, chosen[:, ::-1])
+        live[idx[over]] = False
+    return _gathered(kept)
 
 
 def make_shard(
@@ -290,24 +414,15 @@ def make_shard(
     prune = search.Pruner(pruner, config.prune) if config.prune and pruner else None
     rng = np.random.default_rng([config.seed, index])
     teacher = Counted(teacher)
+    if config.variant == ACEY_DEUCEY:
+        return _make_shard_ad(config, teacher, student, rng)
     d = self_play(student or teacher.inner, config.games_per_shard, config, rng)
-    n = len(d.boards)
     # The teacher's 1-ply look at the best filter[0] plays by its 0-ply.
     searched = search.filtered_search(
         teacher, d.after, d.parent, d.boards, 1, config.filter[:1], prune=prune
     )
     one_ply = np.where(searched.plies == 1, searched.values, -np.inf)
-    teacher_1 = search.best_rows(one_ply, d.parent, n)
-    student_0 = search.best_rows(d.student, d.parent, n)
-    labelled = (teacher_1 != student_0) | (rng.random(n) < config.keep_agreeing)
-    in_kept = labelled[d.parent]
-    roles = np.zeros(len(d.after), dtype=np.uint8)
-    roles[search.top_k(d.student, d.parent, config.student_top)] |= STUDENT_TOP
-    searched_k = config.filter[1] if config.plies == 2 else 1
-    roles[search.top_k(one_ply, d.parent, searched_k)] |= TEACHER_SEARCHED
-    noise = rng.random(len(d.after))
-    roles[search.top_k(noise, d.parent, config.random_siblings)] |= RANDOM
-    rows = np.flatnonzero(in_kept & (roles > 0))
+    labelled, roles, rows = _labelled(d, one_ply, config, rng)
     if config.plies == 2:
         p = np.empty((len(rows), 5))
         for s in range(0, len(rows), CHUNK):
@@ -319,11 +434,46 @@ def make_shard(
         shallow = searched.plies[rows] < 1
         if shallow.any():
             p[shallow] = search.ply_probabilities(teacher, d.after[rows[shallow]], 1, prune=prune)
+    zero_p = search.ply_probabilities(teacher, d.after[rows], 0, d.boards, d.parent[rows])
+    return _shard(d, labelled, roles, rows, p, zero_p, config.games_per_shard, teacher.count)
+
+
+def _labelled(
+    d: _Decisions, one_ply: np.ndarray, config: LabelConfig, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which decisions are labelled (bool (D,): the teacher's 1-ply choice, by `one_ply`
+    (-inf where it did not look), is not the student's 0-ply one, or by chance
+    `keep_agreeing`), each candidate's roles (why it is labelled), and the rows labelled."""
+    n = len(d.boards)
+    teacher_1 = search.best_rows(one_ply, d.parent, n)
+    student_0 = search.best_rows(d.student, d.parent, n)
+    labelled = (teacher_1 != student_0) | (rng.random(n) < config.keep_agreeing)
+    in_kept = labelled[d.parent]
+    roles = np.zeros(len(d.after), dtype=np.uint8)
+    roles[search.top_k(d.student, d.parent, config.student_top)] |= STUDENT_TOP
+    searched_k = config.filter[1] if config.plies == 2 else 1
+    roles[search.top_k(one_ply, d.parent, searched_k)] |= TEACHER_SEARCHED
+    noise = rng.random(len(d.after))
+    roles[search.top_k(noise, d.parent, config.random_siblings)] |= RANDOM
+    return labelled, roles, np.flatnonzero(in_kept & (roles > 0))
+
+
+def _shard(
+    d: _Decisions,
+    labelled: np.ndarray,
+    roles: np.ndarray,
+    rows: np.ndarray,
+    p: np.ndarray,
+    zero_p: np.ndarray,
+    games: int,
+    positions: int,
+) -> Shard:
+    """The shard of the labelled `rows` of `d`, their search probabilities `p` and 0-ply
+    `zero_p`; the teacher's choice among each decision's searched rows marked."""
     searched_rows = (roles[rows] & TEACHER_SEARCHED) > 0
     value = np.where(searched_rows, np.asarray(equity(p), dtype=np.float64), -np.inf)
-    choice = search.best_rows(value, d.parent[rows], n)
+    choice = search.best_rows(value, d.parent[rows], len(d.boards))
     roles[rows[choice[choice >= 0]]] |= TEACHER_CHOICE
-    zero_p = search.ply_probabilities(teacher, d.after[rows], 0, d.boards, d.parent[rows])
     decisions = np.flatnonzero(labelled)
     return Shard(
         after=d.after[rows],
@@ -333,9 +483,49 @@ def make_shard(
         role=roles[rows],
         boards=d.boards[decisions],
         dice=d.dice[decisions],
-        games=config.games_per_shard,
-        positions=teacher.count,
+        games=games,
+        positions=positions,
+        extra=None if d.extra is None else d.extra[rows],
     )
+
+
+def _make_shard_ad(
+    config: LabelConfig,
+    teacher: Counted,
+    student: ValueFunction | None,
+    rng: np.random.Generator,
+) -> Shard:
+    """`make_shard` in acey-deucey: the student's self-play (`self_play_ad`), the
+    teacher's one-ply search (`agents.search_ad.one_ply_ad`) of its best `filter[0]`
+    candidates by 0-ply, then of the other labelled ones."""
+    from agents.search_ad import one_ply_ad
+    from agents.td import TDAgent
+
+    agent = TDAgent(teacher)
+    player = TDAgent(student) if student is not None else TDAgent(teacher.inner)
+    d = self_play_ad(player, config.games_per_shard, config, rng)
+    assert d.extra is not None
+    zero = agent.probabilities_ad(d.after, d.extra, d.boards, d.parent)
+    top = search.top_k(np.asarray(equity(zero), np.float64), d.parent, config.filter[0])
+    p_top = _one_ply_chunks(one_ply_ad, agent, d.after[top], d.extra[top])
+    one_ply = np.full(len(d.after), -np.inf)
+    one_ply[top] = equity(p_top)
+    labelled, roles, rows = _labelled(d, one_ply, config, rng)
+    p = np.empty((len(d.after), 5))
+    p[top] = p_top
+    rest = rows[~np.isin(rows, top)]
+    p[rest] = _one_ply_chunks(one_ply_ad, agent, d.after[rest], d.extra[rest])
+    return _shard(
+        d, labelled, roles, rows, p[rows], zero[rows], config.games_per_shard, teacher.count
+    )
+
+
+def _one_ply_chunks(search_one, agent, after: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """`search_one(agent, after, extra)` in chunks of `CHUNK` afterstates (memory)."""
+    out = np.empty((len(after), 5))
+    for s in range(0, len(after), CHUNK):
+        out[s : s + CHUNK] = search_one(agent, after[s : s + CHUNK], extra[s : s + CHUNK])
+    return out
 
 
 def shard_meta(config: LabelConfig, index: int, networks: dict[str, str] | None = None) -> dict:

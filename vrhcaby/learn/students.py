@@ -23,7 +23,7 @@ import torch
 
 from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig
-from vrhcaby.learn.distill import DistillConfig, LabelSet, load_labels
+from vrhcaby.learn.distill import CPU, DistillConfig, LabelSet, load_labels
 from vrhcaby.learn.selfplay import weights_from_model
 from vrhcaby.learn.trainer import (
     Trainer,
@@ -67,8 +67,8 @@ def single_student(
     trainer: Trainer, folders: tuple[str, ...], config: DistillConfig, seed: int
 ) -> Student:
     """The student of a single-network run: the trainer's network on every label (of
-    `config.classes`)."""
-    fitted, held = load_labels(folders, trainer.net, config)
+    `config.classes`), on the trainer's device."""
+    fitted, held = load_labels(folders, trainer.net, config, trainer.device)
     return Student("", trainer.model, fitted, held, seeded(seed))
 
 
@@ -99,6 +99,7 @@ class SetTrainer:
         lr: float,
         seed: int,
         carried: Mapping[str, dict[str, Any]] | None = None,
+        device: torch.device = CPU,
     ) -> None:
         self.carried = dict(carried or {})
         """Class -> the description of a one-sided race evaluator the set keeps unfitted."""
@@ -106,11 +107,11 @@ class SetTrainer:
         self.nets = dict(nets)
         self.fallback = dict(fallback)
         self.variant = variant
-        self.device = torch.device("cpu")
+        self.device = device
         self.game = Backgammon(self.nets[self.answerer("contact")], self.variant)
         """The contact network's game: its `report` reads any backgammon evaluation."""
         torch.manual_seed(seed)
-        self.models = {name: build_model(net) for name, net in self.nets.items()}
+        self.models = {name: build_model(net).to(device) for name, net in self.nets.items()}
         self.carried_arrays: dict[str, dict[str, np.ndarray]] = {}
         """The carried evaluators' ``model/...`` arrays (`warm_start` reads them)."""
         params = [p for model in self.models.values() for p in model.parameters()]
@@ -125,10 +126,12 @@ class SetTrainer:
         lr: float,
         seed: int,
         grow: Mapping[str, NetConfig] | None = None,
+        device: torch.device = CPU,
     ) -> SetTrainer:
-        """The trainer of the set a checkpoint's meta describes (fresh weights), its
-        networks of the classes in `grow` of that shape instead (`warm_start` grows the
-        set's into them); a ValueError for a class in `grow` without a network to fit."""
+        """The trainer of the set a checkpoint's meta describes (fresh weights, on
+        `device`), its networks of the classes in `grow` of that shape instead
+        (`warm_start` grows the set's into them); a ValueError for a class in `grow`
+        without a network to fit."""
         grow = dict(grow or {})
         nets, carried = {}, {}
         for name, description in meta["networks"].items():
@@ -139,7 +142,7 @@ class SetTrainer:
         for name in grow:
             why = "the one-sided race evaluator" if name in carried else "no network of its own"
             raise ValueError(f"distill.grow: class {name}'s network in init_from is {why}")
-        return cls(nets, meta.get("fallback", {}), variant, lr, seed, carried)
+        return cls(nets, meta.get("fallback", {}), variant, lr, seed, carried, device)
 
     def answerer(self, name: str) -> str:
         """The class whose network answers class `name`."""
@@ -157,7 +160,7 @@ class SetTrainer:
             )
             if served:
                 fitted, held = load_labels(
-                    folders, self.nets[name], replace(config, classes=served)
+                    folders, self.nets[name], replace(config, classes=served), self.device
                 )
                 out.append(Student(name, model, fitted, held, seeded(seed)))
         return out

@@ -139,8 +139,8 @@ class TrainConfig:
         if self.game == "backgammon" and self.eval.every and not self.eval.opponents:
             raise ValueError("eval.opponents must name at least one agent when eval.every > 0")
         if self.distill.labels:
-            if self.game != "backgammon" or self.variant == "acey-deucey":
-                raise ValueError("a distillation run fits a backgammon network (not acey-deucey)")
+            if self.game != "backgammon":
+                raise ValueError("a distillation run fits a backgammon network (game backgammon)")
             if not self.init_from:
                 raise ValueError(
                     "a distillation run (distill.labels) starts from a network: set init_from "
@@ -586,9 +586,10 @@ class Distillation:
         return self.scores
 
 
-def distillation(cfg: TrainConfig, game: Game) -> Distillation:
-    """A distillation run's trainer and students, their generators seeded by `seed`, the
-    labels checked: label folders with shards, all labelled by one teacher at one depth.
+def distillation(cfg: TrainConfig, game: Game, device: torch.device) -> Distillation:
+    """A distillation run's trainer and students on `device`, their generators seeded by
+    `seed`, the labels checked: label folders with shards, all labelled by one teacher at
+    one depth.
     A network set as `init_from` makes a set's trainer (the config's `net` is the shape
     of the networks of the classes in `distill.grow`, and otherwise unused)."""
     files = shard_files(cfg.distill.labels, cfg.distill.shards)
@@ -598,7 +599,7 @@ def distillation(cfg: TrainConfig, game: Game) -> Distillation:
     trainer: Trainer | SetTrainer
     if is_set:
         grow = dict.fromkeys(d.grow, cfg.net)
-        trainer = SetTrainer.of(meta, cfg.variant, d.lr, cfg.seed, grow)
+        trainer = SetTrainer.of(meta, cfg.variant, d.lr, cfg.seed, grow, device)
         students = trainer.students(d.labels, d, cfg.seed)
     elif d.grow:
         raise ValueError(
@@ -607,7 +608,7 @@ def distillation(cfg: TrainConfig, game: Game) -> Distillation:
         )
     else:
         adam = replace(cfg.td, optimizer="adam", lr=d.lr, lr_end=d.lr_end)
-        trainer = Trainer.for_game(game, adam, d.epochs, cfg.seed, torch.device("cpu"))
+        trainer = Trainer.for_game(game, adam, d.epochs, cfg.seed, device)
         students = [single_student(trainer, d.labels, d, cfg.seed)]
     fitted = sum(len(s.fitted) for s in students)
     if not fitted:
@@ -711,11 +712,15 @@ def distill(record: RunRecord, run: Distillation, writer: Any) -> int:
 
 
 def run_distillation(
-    cfg: TrainConfig, ckdir: checkpoint.CheckpointDir, game: Game, resume_run: bool = False
+    cfg: TrainConfig,
+    ckdir: checkpoint.CheckpointDir,
+    game: Game,
+    device: torch.device,
+    resume_run: bool = False,
 ) -> int:
-    """A distillation run: its labels and trainer (fresh from `init_from`, or resumed with
-    its shuffling generator), the loop, the logs closed."""
-    run = distillation(cfg, game)
+    """A distillation run on `device`: its labels and trainer (fresh from `init_from`, or
+    resumed with its shuffling generator), the loop, the logs closed."""
+    run = distillation(cfg, game, device)
     for stale in ckdir.remove_stale():
         print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
     if resume_run:
@@ -757,7 +762,7 @@ def run_training(
     game = make_game(cfg)
     check_opponents(cfg)
     if cfg.distilling:
-        return run_distillation(cfg, ckdir, game, resume_run)
+        return run_distillation(cfg, ckdir, game, device, resume_run)
     local = make_trainer(cfg, game, device)
     for stale in ckdir.remove_stale():
         print(f"removed {stale}, left by a write that was killed", file=sys.stderr)
