@@ -21,7 +21,7 @@ error of the service itself is a 500 with one line too, never a traceback.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -106,6 +106,15 @@ def _validation_line(exc: RequestValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg"))
 
 
+def _answer(status: int, line: Callable[[Any], str]) -> Callable[..., Awaitable[JSONResponse]]:
+    """An exception handler answering `status` with the exception's `line`."""
+
+    async def handler(_request: Request, exc: Exception) -> JSONResponse:
+        return _problem(status, line(exc))
+
+    return handler
+
+
 def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
     """The service's ASGI app: the API and the web board, its engine warmed at start-up
     (the default agent loaded, the kernels compiled) unless `warm` is false."""
@@ -127,29 +136,21 @@ def create_app(limits: Limits | None = None, *, warm: bool = True) -> FastAPI:
     app.state.service = service
     app.add_middleware(BodyLimit)
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _problem(422, _validation_line(exc))
-
-    @app.exception_handler(ValueError)
-    async def bad_input(_request: Request, exc: ValueError) -> JSONResponse:
-        return _problem(400, str(exc))
-
-    @app.exception_handler(PydanticSerializationError)
-    async def unserializable(_request: Request, exc: PydanticSerializationError) -> JSONResponse:
-        return _problem(500, f"internal error: an answer that is not JSON: {exc}")
-
-    @app.exception_handler(Busy)
-    async def busy(_request: Request, exc: Busy) -> JSONResponse:
-        return _problem(503, str(exc))
-
-    @app.exception_handler(NotFound)
-    async def missing(_request: Request, exc: NotFound) -> JSONResponse:
-        return _problem(404, str(exc))
-
-    @app.exception_handler(Exception)
-    async def failed(_request: Request, exc: Exception) -> JSONResponse:
-        return _problem(500, f"internal error: {type(exc).__name__}: {exc}")
+    # Each failure is one `detail` line: (what was raised, the status, its line).
+    answers: list[tuple[type[Exception], int, Callable[[Any], str]]] = [
+        (RequestValidationError, 422, _validation_line),
+        (ValueError, 400, str),
+        (Busy, 503, str),
+        (NotFound, 404, str),
+        (
+            PydanticSerializationError,
+            500,
+            lambda e: f"internal error: an answer that is not JSON: {e}",
+        ),
+        (Exception, 500, lambda e: f"internal error: {type(e).__name__}: {e}"),
+    ]
+    for kind, status, line in answers:
+        app.add_exception_handler(kind, _answer(status, line))
 
     # --- analysis -----------------------------------------------------------------------
 
