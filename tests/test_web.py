@@ -63,6 +63,8 @@ def test_the_page_shows_the_best_play_of_vrhcaby_hint(site, page, capsys):
     capsys.readouterr()
     assert main(["hint", POSITION, DICE, "--plies", "2", "--json"]) == 0
     best = json.loads(capsys.readouterr().out)["moves"][0]
+    assert main(["cube", POSITION, "--cube-plies", "1", "--json"]) == 0
+    cube = json.loads(capsys.readouterr().out)
     page.goto(site)
     page.fill("#position-input", POSITION)
     page.fill("#dice-input", DICE)
@@ -74,7 +76,8 @@ def test_the_page_shows_the_best_play_of_vrhcaby_hint(site, page, capsys):
     first = page.locator("#hint-table tbody tr").first
     assert first.get_attribute("data-play") == best["play"]
     assert page.locator("#board svg").count() == 1
-    assert page.locator("#cube-action").inner_text().strip() != ""
+    # The cube beside it at its own depth, 1-ply unless another is chosen, as the CLI's.
+    assert page.locator("#cube-action").inner_text().strip() == f"{cube['detail']} (1-ply)"
     # A click on a play draws the position after it.
     first.click()
     page.wait_for_function(
