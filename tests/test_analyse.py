@@ -29,37 +29,25 @@ needs_gnubg_cli = pytest.mark.skipif(GNUBG is None, reason="Debian's gnubg is no
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
-    """A 5-point match and a money session with the cube, as `.mat` files, with the game
+    """Two 5-point matches and a money session with the cube, as `.mat` files, with the game
     records they were written from."""
     folder = tmp_path_factory.mktemp("mat")
     out = {}
-    pair = play_pair(
-        CubeBot("alice"),
-        CubeBot("bob"),
-        games=1,
-        seed=8,
-        settings=PairSettings(match_to=5, record=True),
-    )
-    recs = [r for r in pair.records(8) if (r["sample"], r["copy"]) == (0, 0)]
-    matchfile.export_mat(recs, folder / "match.mat")
-    out["match"] = (folder / "match.mat", recs)
+
+    def write(name: str, a, b, games: int, seed: int, match_to: int = 0) -> None:
+        pair = play_pair(a, b, games=games, seed=seed,
+                         settings=PairSettings(match_to=match_to, record=True))  # fmt: skip
+        recs = pair.records(seed)
+        if match_to:  # one match: the first of the mirrored pair's
+            recs = [r for r in recs if (r["sample"], r["copy"]) == (0, 0)]
+        matchfile.export_mat(recs, folder / f"{name}.mat")
+        out[name] = (folder / f"{name}.mat", recs)
+
+    write("match", CubeBot("alice"), CubeBot("bob"), games=1, seed=8, match_to=5)
     # Seven games of a 5-point match without doubles: the Crawford game (the sixth) and a
     # post-Crawford game, cube decisions at many scores.
-    pair = play_pair(
-        load_agent("pubeval"),
-        load_agent("pubeval"),
-        games=1,
-        seed=9,
-        settings=PairSettings(match_to=5, record=True),
-    )
-    recs = [r for r in pair.records(9) if (r["sample"], r["copy"]) == (0, 0)]
-    matchfile.export_mat(recs, folder / "crawford.mat")
-    out["crawford"] = (folder / "crawford.mat", recs)
-    pair = play_pair(CubeBot("carol"), load_agent("pubeval"), games=3, seed=5,
-                     settings=PairSettings(record=True))  # fmt: skip
-    recs = pair.records(5)
-    matchfile.export_mat(recs, folder / "money.mat")
-    out["money"] = (folder / "money.mat", recs)
+    write("crawford", load_agent("pubeval"), load_agent("pubeval"), games=1, seed=9, match_to=5)
+    write("money", CubeBot("carol"), load_agent("pubeval"), games=3, seed=5)
     return out
 
 
