@@ -2,7 +2,7 @@
 
     vrhcaby pipeline --config configs/recipes/expert-iteration.toml [--jobs 16]
     vrhcaby pipeline --config ... --backend ray --address auto     # labels on a cluster
-    vrhcaby pipeline --config ... --device cuda                    # the TD bootstrap on a GPU
+    vrhcaby pipeline --config ... --device cuda                    # bootstrap and fits on a GPU
     vrhcaby pipeline --config ... --status                         # what was done, what is next
 
 The recipe (`vrhcaby.training.pipeline.PipelineConfig`: the file, then `--set`) names a
@@ -31,12 +31,13 @@ def run(args: argparse.Namespace) -> int:
     check_parallel(args)
     if args.workers:
         raise UsageError("--workers: the pipeline's label stages use all the cluster's CPUs")
-    if args.device:
+    if args.device:  # checked before any work: an absent GPU is one line, exit 2
         from vrhcaby.training.run import resolve_device
 
-        resolve_device(args.device)
-        if cfg.init_from:
-            raise UsageError("--device is for the TD bootstrap, and the recipe has init_from")
+        try:
+            resolve_device(args.device)
+        except ValueError as exc:
+            raise UsageError(f"--device: {exc}") from None
     check_output_dir(cfg.run_dir, "run_dir")
     res = Resources(args.jobs, args.backend, args.address, args.device or "")
     return run_pipeline(cfg, res, force=args.force)
@@ -67,7 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "local: label with --jobs processes here (default); ray: label on a Ray cluster",
         "unused (the label stages take the cluster's CPUs)",
     )
-    parser.add_argument("--device", help="torch device of the TD bootstrap: cpu, cuda, cuda:N")
+    parser.add_argument(
+        "--device", help="torch device of the TD bootstrap and the fits: cpu, cuda, cuda:N"
+    )
     parser.add_argument("--status", action="store_true", help="print the run's STATUS.md and stop")
     parser.add_argument(
         "--force", action="store_true", help="go on with a recipe that changed since the run began"

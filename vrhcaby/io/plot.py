@@ -90,8 +90,9 @@ def series_svg(
     """Several series of values with ±error bars at the same evenly spaced labels, each
     a line of its own colour (named in a legend under the title, unless there is one
     series named ""); a NaN value is not measured: no point, the line broken there.
-    `references` are dashed horizontal lines named at their right end; the y axis from 0,
-    its ticks written with `digits` decimals."""
+    `references` are dashed horizontal lines named at their right end; the y axis from 0
+    (from below it when a value is negative: points per game), its ticks written with
+    `digits` decimals."""
     named = len(series) > 1 or any(series)
     height, left, top, bottom, right = 300, 70, 40 + 18 * named, 50, 150
     width = max(560, round(left + right + 75 * (len(labels) - 1) / 0.9))  # labels 75 apart
@@ -102,10 +103,19 @@ def series_svg(
         if np.isfinite(v)
     ]
     top_value = max(drawn + list(references.values()) + [0.0])
-    scale = (height - top - bottom) / (1.15 * top_value if top_value > 0 else 1.0)
+    lows = [
+        v - e
+        for values, errors in series.values()
+        for v, e in zip(values, errors, strict=True)
+        if np.isfinite(v)
+    ]
+    negative = any(v < 0 for values, _ in series.values() for v in values if np.isfinite(v))
+    base = 1.15 * min(lows + list(references.values()) + [0.0]) if negative else 0.0
+    span = 1.15 * top_value - base
+    scale = (height - top - bottom) / (span if span > 0 else 1.0)
 
     def y(v: float) -> float:
-        return height - bottom - v * scale
+        return height - bottom - (v - base) * scale
 
     step = (width - left - right) / max(len(labels) - 1, 1)
     xs = [left + 20 + i * step * 0.9 for i in range(len(labels))]
@@ -115,12 +125,12 @@ def series_svg(
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>',
         f'<line x1="{left}" y1="{y(0)}" x2="{width - right + 20}" y2="{y(0)}" stroke="black"/>',
-        f'<line x1="{left}" y1="{y(0)}" x2="{left}" y2="{top}" stroke="black"/>',
+        f'<line x1="{left}" y1="{y(base)}" x2="{left}" y2="{top}" stroke="black"/>',
         f'<text x="15" y="{(top + height - bottom) / 2}" transform="rotate(-90 15 '
         f'{(top + height - bottom) / 2})" text-anchor="middle">{escape(unit)}</text>',
     ]
     for k in range(5):
-        v = top_value * 1.15 * k / 4
+        v = base + span * k / 4
         out.append(
             f'<text x="{left - 5}" y="{y(v) + 4}" text-anchor="end">{v:.{digits}f}</text>'
             f'<line x1="{left - 3}" y1="{y(v)}" x2="{left}" y2="{y(v)}" stroke="black"/>'

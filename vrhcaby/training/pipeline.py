@@ -12,10 +12,21 @@ then generations of label → fit → judge → promote:
   loss) the new generation;
 - **judge**: the new network's checker play on the judged set (`vrhcaby.play.judge`,
   the first `judge_decisions` of it) at each of `judge_plies`, and its cube error
-  (`vrhcaby.play.cube_judge`) when `cube_judge` names a set;
+  (`vrhcaby.play.cube_judge`) when `cube_judge` names a set; or, with `duel_games`, a
+  duel against its teacher (`duel`: mirrored cubeless money games of the recipe's
+  variant on the recipe's seed, `vrhcaby.play.tournament.play_pair` over `--jobs` or
+  Ray), the only yardstick of a variant without GNU Backgammon's judged sets;
 - **promote**: the new generation becomes the champion if and only if its judged cost at
-  the first of `judge_plies` is below the champion's by at least `margin`; the run stops
-  after `patience` generations in a row without a promotion, or after `count`.
+  the first of `judge_plies` is below the champion's by at least `margin` (`promoted`),
+  or, when the recipe duels, the lower end of the 95% interval of its points per game
+  against the champion is above `margin` (`duel_promoted`); the run stops after
+  `patience` generations in a row without a promotion, or after `count`.
+
+The recipe's `variant` is played by every stage: the TD bootstrap, the label runs'
+self-play and search (`LabelConfig.variant`: acey-deucey's own move generation and
+extra rolls), the fits (an acey-deucey network reads the extra-roll flag of its labels)
+and the duels. The judged sets are of standard backgammon: another variant is judged by
+the duel.
 
 Each stage is a process of its own (`vrhcaby train` or `vrhcaby label` on a config the
 pipeline writes under RUN_DIR/stages/, which can be run again by hand), so that its CPU
@@ -48,7 +59,9 @@ from typing import Any
 import numpy as np
 
 from agents import load_agent
+from agents.base import ACEY_DEUCEY
 from agents.td import find_checkpoint
+from engine.variants import get_variant
 from vrhcaby.base.config import flatten, to_dict
 from vrhcaby.io.plot import points_svg
 from vrhcaby.learn.config import EvalConfig
@@ -57,6 +70,7 @@ from vrhcaby.nn import checkpoint
 from vrhcaby.nn.checkpoint import write_atomic
 from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.judge import Judged
+from vrhcaby.play.tournament import MAX_GAMES, PairSettings, play_pair
 from vrhcaby.training.run import TrainConfig
 
 STATE = "pipeline.json"
@@ -85,7 +99,7 @@ class GenerationsConfig:
     bootstrap's, or `init_from`'s when it is a single network)."""
     judge: str = "data/judge/gnubg-2ply.npz"
     """The judged set of checker plays (`vrhcaby.play.judge.Judged`), from the working
-    directory or the checkout."""
+    directory or the checkout; standard backgammon only ("": none, the recipe duels)."""
     judge_decisions: int = 0
     """Judge on the set's first this many decisions (0: all of them)."""
     judge_plies: tuple[int, ...] = (0,)
@@ -95,9 +109,15 @@ class GenerationsConfig:
     data/judge/gnubg-cube-2ply.npz) for a cube-error column ("": none)."""
     cube_decisions: int = 0
     """Judge the cube on the set's first this many decisions (0: all of them)."""
+    duel_games: int = 0
+    """Judge each generation by this many mirrored cubeless money games (an even number)
+    against its teacher, on the recipe's seed, instead of by the judged set (which is
+    still reported when `judge` names one); 0: no duel."""
     margin: float = 0.0
     """A generation is promoted only if its judged cost is below its teacher's by at
-    least this much (equity per decision)."""
+    least this much (equity per decision); with `duel_games`, only if the lower end of
+    the 95% interval of its points per game against its teacher is above this (points
+    per game)."""
     patience: int = 1
     """Stop after this many generations in a row without a promotion."""
 
@@ -113,6 +133,23 @@ class GenerationsConfig:
             raise ValueError("judge_decisions and cube_decisions must be 0 or more")
         if self.margin < 0:
             raise ValueError(f"generations.margin must be 0 or more, got {self.margin}")
+        if self.duel_games < 0 or self.duel_games % 2 or self.duel_games > MAX_GAMES:
+            raise ValueError(
+                f"generations.duel_games must be 0 or an even number up to {MAX_GAMES:,} "
+                f"(mirrored pairs), got {self.duel_games}"
+            )
+        if not self.judge and not self.duel_games:
+            raise ValueError(
+                "generations.judge is empty and generations.duel_games 0: name a judged set "
+                "or set duel_games, the yardstick that decides promotion"
+            )
+        if self.cube_judge and not self.judge:
+            raise ValueError("generations.cube_judge needs generations.judge (standard play)")
+
+    @property
+    def by_duel(self) -> bool:
+        """Whether the duel against the teacher decides promotion."""
+        return bool(self.duel_games)
 
 
 @dataclass(frozen=True)
@@ -124,8 +161,9 @@ class PipelineConfig:
     run_dir: str = "runs/pipeline"
     """The run's folder: its state, stages, checkpoints, labels, logs and picture."""
     variant: str = "standard"
-    """The game variant; the label runs and the judged sets are of standard play, the
-    only variant generations support so far."""
+    """The game every stage plays: standard, nackgammon, nackgammon-seed, acey-deucey.
+    The judged sets are of standard play: another variant is judged by a duel
+    (`generations.judge = ""`, `generations.duel_games`)."""
     seed: int = 1
     """Seed of the bootstrap, the fits and (plus the generation) the labels."""
     init_from: str = ""
@@ -144,10 +182,20 @@ class PipelineConfig:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"\w[\w.+-]*", self.name):
             raise ValueError(f"name must be a file-name part, got {self.name!r:.60}")
-        if self.variant != "standard":
+        try:
+            get_variant(self.variant)
+        except ValueError as exc:
+            raise ValueError(f"variant: {exc}") from None
+        gens = self.generations
+        for key in ("judge", "cube_judge"):
+            if self.variant != "standard" and getattr(gens, key):
+                raise ValueError(
+                    f"generations.{key}: the judged sets are of standard play, not "
+                    f'{self.variant}; set it to "" and judge by generations.duel_games'
+                )
+        if self.variant == ACEY_DEUCEY and self.race:
             raise ValueError(
-                f"variant {self.variant!r}: the pipeline's labels and judged sets are of "
-                "standard play only (so far)"
+                "race: acey-deucey has no race network (its boards hold waiting checkers)"
             )
         if self.bootstrap.game != "backgammon" or self.bootstrap.distilling:
             raise ValueError("bootstrap must be a backgammon TD run (no distill.labels)")
@@ -197,8 +245,9 @@ class State:
             stages, generations = saved["stages"], saved["generations"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: not a pipeline state ({type(exc).__name__})") from None
-        if not force:
-            old, new = flatten(saved.get("recipe", {})), flatten(recipe)
+        if not force:  # a key the saved recipe lacks (a newer one) had its default
+            old = {**flatten(to_dict(PipelineConfig())), **flatten(saved.get("recipe", {}))}
+            new = flatten(recipe)
             for key in sorted(old.keys() | new.keys()):
                 if old.get(key) != new.get(key):
                     raise RecipeChanged(
@@ -242,18 +291,30 @@ def status_text(document: dict[str, Any]) -> str:
             f"{stage.get('seconds', 0.0):.1f} |"
         )
     lines += ["", "## Generations", ""]
+    duels = any(g.get("duel") for g in document["generations"])
+    head = "| generation | judged cost | cube error (mp) |" + (" duel vs teacher (ppg) |" * duels)
     lines += [
-        "| generation | judged cost | cube error (mp) | labels | epochs | core-hours | promoted |",
-        "|-|-|-|-|-|-|-|",
+        head + " labels | epochs | core-hours | promoted |",
+        "|-|-|-|-|-|-|-" + "|-" * duels + "|",
     ]
     for g in document["generations"]:
         judged = ", ".join(f"{p}-ply {c:.5f}" for p, c in g["judged"].items())
         cube = "" if g.get("cube_error") is None else f"{g['cube_error']:.2f}"
+        duel = f" {duel_text(g.get('duel'))} |" if duels else ""
         lines.append(
-            f"| {g['generation']} | {judged} | {cube} | {_blank(g['labels'])} | "
+            f"| {g['generation']} | {judged} | {cube} |{duel} {_blank(g['labels'])} | "
             f"{_blank(g['epochs'])} | {g.get('core_hours', 0.0):.4f} | {g.get('promoted', '')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def duel_text(duel: dict[str, Any] | None) -> str:
+    """A duel's figures in words: points per game [95% interval] over the games ("" for
+    none)."""
+    if not duel:
+        return ""
+    lo, hi = duel["ci95"]
+    return f"{duel['ppg']:+.3f} [{lo:+.3f}, {hi:+.3f}] over {duel['games']:,} games"
 
 
 # ---- running a stage ------------------------------------------------------------------
@@ -261,7 +322,8 @@ def status_text(document: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Resources:
-    """Where the stages run: label processes or Ray, the bootstrap's torch device."""
+    """Where the stages run: label and duel processes or Ray, the torch device of the
+    bootstrap and the fits."""
 
     jobs: int = 1
     backend: str = "local"
@@ -460,6 +522,7 @@ def label(
         teacher=teacher,
         student=teacher,
         seed=cfg.generations.label.seed + cfg.seed + generation,
+        variant=cfg.variant,
         out_dir=str(cfg.folder / "labels"),
     )
     if not _done(state, name):
@@ -483,11 +546,16 @@ def label(
 
 
 def fit(
-    cfg: PipelineConfig, state: State, generation: int, teacher: str, base: TrainConfig
+    cfg: PipelineConfig,
+    state: State,
+    res: Resources,
+    generation: int,
+    teacher: str,
+    base: TrainConfig,
 ) -> dict[str, Any]:
-    """Generation `generation`'s fit: the champion's network fitted to every label folder
-    of the champion's search (this generation's and those of generations it taught and
-    that were refused)."""
+    """Generation `generation`'s fit on `res.device`: the champion's network fitted to
+    every label folder of the champion's search (this generation's and those of
+    generations it taught and that were refused)."""
     name = f"gen{generation}/fit"
     folders = [
         s["folder"]
@@ -498,6 +566,7 @@ def fit(
         base,
         name=f"{cfg.name}-gen{generation}",
         seed=cfg.seed,
+        variant=cfg.variant,
         init_from=teacher,
         checkpoint_dir=str(cfg.folder / "checkpoints"),
         runs_dir=str(cfg.folder / "tb"),
@@ -506,6 +575,7 @@ def fit(
     if not _done(state, name):
         path = write_toml(cfg.folder / "stages" / f"gen{generation}-fit.toml", run)
         argv = ["train", "--config", str(path), "--no-progress", *_resume_flag(run)]
+        argv += ["--device", res.device] if res.device else []
         run_stage(state, name, argv, cfg.folder / "logs" / f"gen{generation}-fit.log")
         ckdir = checkpoint.CheckpointDir(run.checkpoint_dir, run.name, run.keep)
         best = ckdir.best_path if ckdir.best_path.exists() else ckdir.latest()
@@ -528,16 +598,34 @@ def _data_file(name: str) -> Path:
     return Path(__file__).resolve().parents[2] / path
 
 
-def judge(cfg: GenerationsConfig, network: str) -> dict[str, Any]:
-    """A network's judged cost (mean and standard error) at each of `judge_plies`, and
-    its cube error in millipoints per decision when `cube_judge` names a set."""
+@dataclass(frozen=True)
+class Duel:
+    """What a generation's duel is played against and how: its teacher's network, the
+    recipe's variant and seed, the run's `Resources`."""
+
+    teacher: str
+    variant: str
+    seed: int
+    res: Resources = Resources()
+
+
+def judge(cfg: GenerationsConfig, network: str, duel: Duel | None = None) -> dict[str, Any]:
+    """A network's judged cost (mean and standard error) at each of `judge_plies` when
+    `judge` names a set, its cube error in millipoints per decision when `cube_judge`
+    does, and with `duel` (and `duel_games`) its duel against the teacher (`duel_games`)."""
+    costs: dict[str, float] = {}
+    errors: dict[str, float] = {}
+    out: dict[str, Any] = {"judged": costs, "judged_se": errors, "decisions": 0}
+    if duel is not None and cfg.duel_games:
+        out["duel"] = play_duel(network, duel, cfg.duel_games)
+    if not cfg.judge:
+        return out
     judged = judged_set(cfg)
-    costs, errors = {}, {}
     for plies in cfg.judge_plies:
         cost = judged.cost(judged.choose(load_agent(f"td:{network}?plies={plies}")))
         costs[str(plies)] = float(cost.mean())
         errors[str(plies)] = float(cost.std() / np.sqrt(len(cost)))
-    out: dict[str, Any] = {"judged": costs, "judged_se": errors, "decisions": len(judged.boards)}
+    out["decisions"] = len(judged.boards)
     if cfg.cube_judge:
         from vrhcaby.play.cube_judge import CubeSet
 
@@ -549,23 +637,66 @@ def judge(cfg: GenerationsConfig, network: str) -> dict[str, Any]:
     return out
 
 
-def judge_stage(state: State, name: str, cfg: GenerationsConfig, network: str) -> dict[str, Any]:
-    """A judge stage in this process: its CPU time and seconds recorded."""
+def play_duel(network: str, duel: Duel, games: int) -> dict[str, Any]:
+    """`games` mirrored cubeless money games of `network` against `duel.teacher` in
+    `duel.variant` on `duel.seed` (the tournaments' `play_pair`, over `--jobs` processes
+    or Ray): the candidate's points per game and its 95% interval, wins, gammons and
+    backgammons (candidate first). A KeyboardInterrupt when Ctrl-C cut it short (the
+    stage is played again on resume)."""
+    res = duel.res
+    if res.backend == "ray":
+        from vrhcaby.play.ray import connect
+
+        connect(res.address)
+    result = play_pair(
+        load_agent(f"td:{network}"),
+        load_agent(f"td:{duel.teacher}"),
+        games=games,
+        seed=duel.seed,
+        settings=PairSettings(variant=duel.variant, cube=False, mirrored=True),
+        jobs=res.jobs,
+        backend=res.backend,
+    )
+    if result.interrupted:
+        raise KeyboardInterrupt
+    return {
+        "opponent": duel.teacher,
+        "games": result.games,
+        "ppg": result.ppg,
+        "ci95": list(result.ci95),
+        "wins": list(result.wins),
+        "gammons": list(result.gammons),
+        "backgammons": list(result.backgammons),
+    }
+
+
+def judge_stage(
+    state: State, name: str, cfg: GenerationsConfig, network: str, duel: Duel | None = None
+) -> dict[str, Any]:
+    """A judge stage in this process: its CPU time (its duel's worker processes'
+    included) and seconds recorded."""
     if _done(state, name):
         return state.stages[name]
-    cpu, wall = time.process_time(), time.perf_counter()
+    cpu, wall = time.process_time() + _children_seconds(), time.perf_counter()
     state.next = name
-    result = judge(cfg, network)
-    hours = (time.process_time() - cpu) / 3600
+    result = judge(cfg, network, duel)
+    hours = (time.process_time() + _children_seconds() - cpu) / 3600
     return finish_stage(
         state, name, core_hours=hours, seconds=time.perf_counter() - wall, network=network, **result
     )
 
 
 def promoted(cost: float, teacher_cost: float, margin: float) -> bool:
-    """The promotion rule: a generation replaces its teacher if and only if its judged cost
-    is below the teacher's by at least `margin`."""
+    """The promotion rule on the judged set: a generation replaces its teacher if and only
+    if its judged cost is below the teacher's by at least `margin`."""
     return cost < teacher_cost - margin
+
+
+def duel_promoted(ci95: tuple[float, float] | list[float], margin: float) -> bool:
+    """The promotion rule of a duel: a generation replaces its teacher if and only if the
+    lower end of the 95% interval of its points per game against the teacher is above
+    `margin` (it beat the teacher by more than `margin`, beyond the dice's noise)."""
+    return ci95[0] > margin
 
 
 def check_inputs(cfg: PipelineConfig) -> None:
@@ -580,6 +711,13 @@ def check_inputs(cfg: PipelineConfig) -> None:
     for key, name in (("judge", cfg.generations.judge), ("cube_judge", cfg.generations.cube_judge)):
         if name and not _data_file(name).is_file():
             raise ValueError(f"generations.{key}: no file {name}")
+    if cfg.init_from:
+        _, meta = checkpoint.load(find_checkpoint(cfg.init_from), "backgammon", sets=True)
+        plays = checkpoint.variant_of(meta)
+        if (plays == ACEY_DEUCEY) != (cfg.variant == ACEY_DEUCEY):
+            raise ValueError(
+                f"init_from: {cfg.init_from} plays {plays}, the recipe plays {cfg.variant}"
+            )
 
 
 def run_pipeline(cfg: PipelineConfig, res: Resources = Resources(), force: bool = False) -> int:
@@ -610,14 +748,19 @@ def _generations(cfg: PipelineConfig, state: State, res: Resources) -> int:
     zero = judge_stage(state, "gen0/judge", gens, champion)
     made = [state.stages.get(name, {}) for name in ("bootstrap", "assemble")]
     state.generations = [_generation(0, zero, [*made, zero], True)]
-    teacher_cost = zero["judged"][str(gens.judge_plies[0])]
+    first_plies = str(gens.judge_plies[0])
+    teacher_cost = zero["judged"].get(first_plies, math.nan)
     stale = 0
     for k in range(1, gens.count + 1):
         labelled = label(cfg, state, res, k, champion)
-        fitted = fit(cfg, state, k, champion, base)
-        judged = judge_stage(state, f"gen{k}/judge", gens, fitted["network"])
-        cost = judged["judged"][str(gens.judge_plies[0])]
-        keep = promoted(cost, teacher_cost, gens.margin)
+        fitted = fit(cfg, state, res, k, champion, base)
+        duel = Duel(champion, cfg.variant, cfg.seed, res)
+        judged = judge_stage(state, f"gen{k}/judge", gens, fitted["network"], duel)
+        cost = judged["judged"].get(first_plies, math.nan)
+        if gens.by_duel:
+            keep = duel_promoted(judged["duel"]["ci95"], gens.margin)
+        else:
+            keep = promoted(cost, teacher_cost, gens.margin)
         generation = _generation(k, judged, [labelled, fitted, judged], keep, champion)
         generation.update(labels=labelled["labels"], epochs=fitted["epochs"])
         state.generations.append(generation)
@@ -653,6 +796,7 @@ def _generation(
         "judged": judged["judged"],
         "judged_se": judged["judged_se"],
         "cube_error": judged.get("cube_error"),
+        "duel": judged.get("duel"),
         "labels": None,
         "epochs": None,
         "core_hours": sum(s.get("core_hours", 0.0) for s in stages),
@@ -670,13 +814,27 @@ def _log_generation(cfg: PipelineConfig, generation: dict[str, Any]) -> None:
             writer.add_scalar(f"eval/judged_cost_{plies}ply", cost, k)
         if generation["cube_error"] is not None:
             writer.add_scalar("eval/cube_error_millipoints", generation["cube_error"], k)
+        if generation["duel"]:
+            writer.add_scalar("eval/duel_ppg_vs_teacher", generation["duel"]["ppg"], k)
         writer.add_scalar("charts/labels", generation["labels"] or 0, k)
         writer.add_scalar("charts/core_hours", generation["core_hours"], k)
         writer.add_scalar("charts/promoted", float(generation["promoted"]), k)
 
 
 def picture(generations: list[dict[str, Any]], name: str) -> str:
-    """The judged cost per generation (at the first depth judged), as an SVG picture."""
+    """The judged cost per generation (at the first depth judged), as an SVG picture; for
+    a recipe that judges by duels, each generation's points per game against its teacher
+    with the 95% interval."""
+    if any(g.get("duel") for g in generations):
+        dueled = [g for g in generations if g.get("duel")]
+        return points_svg(
+            [f"gen{g['generation']}" + ("" if g["promoted"] else " (refused)") for g in dueled],
+            [g["duel"]["ppg"] for g in dueled],
+            [(g["duel"]["ci95"][1] - g["duel"]["ci95"][0]) / 2 for g in dueled],
+            {"level": 0.0},
+            f"{name}: points per game against the teacher, 95% intervals",
+            "points per game",
+        )
     first = next(iter(generations[0]["judged"])) if generations else "0"
     return points_svg(
         [f"gen{g['generation']}" + ("" if g["promoted"] else " (refused)") for g in generations],
