@@ -193,6 +193,10 @@ class PipelineConfig:
                     f"generations.{key}: the judged sets are of standard play, not "
                     f'{self.variant}; set it to "" and judge by generations.duel_games'
                 )
+        try:  # the label runs play the recipe's variant: their settings checked for it now
+            replace(gens.label, variant=self.variant)
+        except ValueError as exc:
+            raise ValueError(f"generations.label: {exc}") from None
         if self.variant == ACEY_DEUCEY and self.race:
             raise ValueError(
                 "race: acey-deucey has no race network (its boards hold waiting checkers)"
