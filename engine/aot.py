@@ -8,7 +8,8 @@ the module, each kernel's exported functions by argument types, and a stamp: the
 of every kernel module's source, numpy's version and the CPU (the code is compiled for
 this machine's CPU, as numba's JIT compiles). `functions` hands a kernel its functions only
 while the stamp matches: after any change to a kernel module, or on another CPU, every
-kernel goes back to numba's JIT until the next build. `VRHCABY_AOT=0` turns the module off.
+kernel goes back to numba's JIT until the next build, and `problem` says so in one line
+(which `vrhcaby` prints). `VRHCABY_AOT=0` turns the module off.
 
 pycc's functions do not check their arguments (an array of another type or layout is read
 as if it had the compiled one), so a call is only routed to one whose types `arg_key`
@@ -51,6 +52,11 @@ class Compilable(Protocol):
 # Loaded once per process: kernel key -> {argument keys: compiled function}; None until
 # `functions` first looks, {} when there is no usable module.
 _table: dict[str, _Functions] | None = None
+# Why a module that is there was not loaded (`problem`), set by `_load`.
+_problem: str | None = None
+
+#: What rebuilds the module, as every `problem` line ends.
+REBUILD = "run `python -m vrhcaby.cli.warm`"
 
 
 def directory() -> Path:
@@ -172,19 +178,41 @@ def stamp(modules: Iterable[str]) -> dict[str, Any]:
     }
 
 
+def _changed(built: dict[str, Any], now: dict[str, Any]) -> str:
+    """What differs between the stamp a module was `built` with and the stamp of `now`,
+    in words: the kernel modules whose sources changed, numpy's version, the CPU."""
+    if built.get("format") != now["format"]:
+        return "vrhcaby changed the module's format"
+    sources = [m for m in now["sources"] if built["sources"].get(m) != now["sources"][m]]
+    if sources:
+        more = f" and {len(sources) - 3} more" if len(sources) > 3 else ""
+        return f"{', '.join(sources[:3])}{more} changed"
+    if built.get("numpy") != now["numpy"]:
+        return f"numpy {now['numpy']}, built with {built.get('numpy')}"
+    return "another CPU than the build's"
+
+
 def _load() -> dict[str, _Functions]:
     """The manifest's kernels with their compiled functions; {} when there is no module,
-    it is stale or it fails to load."""
+    it is stale or it fails to load (the last two say why in `problem`)."""
     import importlib.machinery
     import importlib.util
     import json
 
+    global _problem
+    _problem = None
     if os.environ.get("VRHCABY_AOT", "1") == "0":
         return {}
     place = directory()
     try:
         manifest = json.loads((place / MANIFEST).read_text(encoding="utf-8"))
-        if manifest["stamp"] != stamp(manifest["stamp"]["sources"]):
+    except (OSError, ValueError):
+        return {}  # never built here (or no C compiler at install): nothing to tell
+    try:
+        now = stamp(manifest["stamp"]["sources"])
+        if manifest["stamp"] != now:
+            why = _changed(manifest["stamp"], now)
+            _problem = f"stale ahead-of-time kernels ({why} since the build): {REBUILD}"
             return {}
         name = manifest["module"]
         path = place / manifest["file"]
@@ -197,7 +225,9 @@ def _load() -> dict[str, _Functions]:
             key: {tuple(args): getattr(module, export) for args, export in exports}
             for key, exports in manifest["kernels"].items()
         }
-    except (OSError, ImportError, KeyError, TypeError, ValueError, AttributeError):
+    except (OSError, ImportError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        line = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        _problem = f"the ahead-of-time kernels in {place} do not load ({line}): {REBUILD}"
         return {}
 
 
@@ -215,10 +245,20 @@ def loaded() -> bool:
     return bool(_table)
 
 
+def problem() -> str | None:
+    """One line saying why the module there is not used, once a kernel has looked for it
+    in this process: stale (a kernel module's source, numpy or the CPU changed since
+    `python -m vrhcaby.cli.warm` built it) or not loadable; None when it is used, when
+    there is none, or when `VRHCABY_AOT=0` turns it off. Its kernels run on numba's JIT
+    meanwhile, which costs a cold command numba's import and, for a changed source, its
+    compilation (seconds)."""
+    return _problem
+
+
 def forget() -> None:
     """Forget the loaded table: the next `functions` looks for the module again."""
-    global _table
-    _table = None
+    global _table, _problem
+    _table = _problem = None
 
 
 def _with_kernel_flags(

@@ -4,7 +4,8 @@ A tiny module of two toy kernels is built here (a few seconds) to check the mach
 the compiled code answers a cold process without numba; a stale stamp, a missing file
 and other argument types fall back to numba's JIT with the same answers (and
 `VRHCABY_AOT=0` in the hint test below). The shipped kernels' module, which
-`python -m vrhcaby.cli.warm` builds at install, is checked when it is there: the move
+`python -m vrhcaby.cli.warm` builds at install, is checked when it is there (a stale one fails
+with `engine.aot.problem`'s line, naming what to run): the move
 generator against the plain reference walk of `tests/reference.py`, and a 2-ply hint
 (every kernel of the search) against the same hint on numba's JIT.
 """
@@ -61,7 +62,8 @@ out = [toy_kernels.row_sums(a, 0.5).tolist()]
 aot_loaded = aot.loaded()
 numba_after_c = "numba" in sys.modules
 out.append(toy_kernels.row_sums(np.asfortranarray(a), 0.5).tolist())
-print(json.dumps({"out": out, "aot": aot_loaded, "numba_after_c": numba_after_c}))
+print(json.dumps({"out": out, "aot": aot_loaded, "numba_after_c": numba_after_c,
+                  "problem": aot.problem()}))
 """
 
 
@@ -127,7 +129,7 @@ WANT = _row_sums(np.arange(12).reshape(3, 4), 0.5)
 
 def test_a_cold_process_runs_the_compiled_kernel_without_numba(toy: Path) -> None:
     got = _probe(toy)
-    assert got["aot"] and not got["numba_after_c"]
+    assert got["aot"] and not got["numba_after_c"] and got["problem"] is None
     assert got["out"] == [WANT, WANT]  # the Fortran array went to numba's JIT
 
 
@@ -150,6 +152,10 @@ def test_a_changed_source_makes_the_module_stale(toy: Path, tmp_path: Path) -> N
     got = _probe(tmp_path)
     assert not got["aot"] and got["numba_after_c"]
     assert got["out"] == [WANT, WANT]
+    assert got["problem"] == (
+        "stale ahead-of-time kernels (toy_kernels changed since the build): "
+        "run `python -m vrhcaby.cli.warm`"
+    )
 
 
 def test_a_manifest_without_its_module_falls_back(toy: Path, tmp_path: Path) -> None:
@@ -159,6 +165,8 @@ def test_a_manifest_without_its_module_falls_back(toy: Path, tmp_path: Path) -> 
     (tmp_path / "aot" / aot.MANIFEST).write_text(json.dumps(manifest))  # no module beside it
     got = _probe(tmp_path)
     assert not got["aot"] and got["out"] == [WANT, WANT]
+    assert got["problem"].startswith(f"the ahead-of-time kernels in {tmp_path / 'aot'} do not load")
+    assert got["problem"].endswith(": run `python -m vrhcaby.cli.warm`")
 
 
 @pytest.mark.parametrize(
@@ -204,13 +212,17 @@ def _shipped_module() -> bool:
     ) in aot.functions(movegen._afterstates.key)
 
 
-needs_module = pytest.mark.skipif(
-    not _shipped_module(), reason="no current ahead-of-time module (python -m vrhcaby.cli.warm)"
-)
+@pytest.fixture
+def shipped() -> None:
+    """The installed module, current: a failure saying what to run when it is stale or
+    broken (`engine.aot.problem`), a skip when there is none."""
+    if not _shipped_module():
+        if aot.problem():
+            pytest.fail(aot.problem())
+        pytest.skip("no ahead-of-time module (python -m vrhcaby.cli.warm builds it)")
 
 
-@needs_module
-def test_the_compiled_move_generator_equals_the_reference_walk() -> None:
+def test_the_compiled_move_generator_equals_the_reference_walk(shipped: None) -> None:
     boards, dice = corpus(400, 21)
     args = (np.ascontiguousarray(boards, np.int8), np.ascontiguousarray(dice, np.int64))
     compiled = aot.functions(movegen._afterstates.key)[
@@ -224,8 +236,7 @@ def test_the_compiled_move_generator_equals_the_reference_walk() -> None:
         assert got == reference_afterstates(start, (int(roll[0]), int(roll[1]))), start
 
 
-@needs_module
-def test_a_compiled_two_ply_hint_equals_the_jit_one() -> None:
+def test_a_compiled_two_ply_hint_equals_the_jit_one(shipped: None) -> None:
     """Every kernel of the pruned 2-ply search, compiled ahead of time and on the JIT: the
     same plays, equities and probabilities to the last digit shown."""
     code = textwrap.dedent(
@@ -246,3 +257,15 @@ def test_a_compiled_two_ply_hint_equals_the_jit_one() -> None:
         runs[flag] = done
     assert runs["1"].stderr.strip() == "False" and runs["0"].stderr.strip() == "True"
     assert json.loads(runs["1"].stdout) == json.loads(runs["0"].stdout)
+
+
+def test_what_made_a_module_stale_is_named() -> None:
+    now = {"format": aot.FORMAT, "numpy": "2.1.0", "cpu": "c", "sources": {}}
+    now["sources"] = {m: "new" for m in ("m1", "m2", "m3", "m4", "m5")}
+    built = {**now, "sources": {**now["sources"], "m2": "old", "m4": "old"}}
+    assert aot._changed(built, now) == "m2, m4 changed"
+    built = {**now, "sources": dict.fromkeys(now["sources"], "old")}
+    assert aot._changed(built, now) == "m1, m2, m3 and 2 more changed"
+    assert aot._changed({**now, "numpy": "1.26.4"}, now) == "numpy 2.1.0, built with 1.26.4"
+    assert aot._changed({**now, "cpu": "d"}, now) == "another CPU than the build's"
+    assert aot._changed({**now, "format": 1}, now) == "vrhcaby changed the module's format"

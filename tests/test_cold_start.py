@@ -80,7 +80,24 @@ def bear_off_cache() -> None:
     bearoff_db.database()
 
 
+def shipped_kernels() -> bool:
+    """Whether the ahead-of-time module serves the move generator; a failure naming what
+    to run when it is there but stale or broken (`engine.aot.problem`), rather than a
+    probe that finds numba loaded."""
+    aot.forget()
+    try:
+        found = os.environ.get("VRHCABY_AOT") != "0" and bool(
+            aot.functions("engine.movegen._afterstates")
+        )
+        if aot.problem():
+            pytest.fail(aot.problem())
+        return found
+    finally:
+        aot.forget()
+
+
 def test_a_zero_ply_hint_loads_no_heavy_library() -> None:
+    shipped_kernels()  # the cube's default 1-ply look-ahead runs the move generator
     out, facts = probe("hint", CONTACT, "31")
     assert out.startswith(f"{CONTACT}  roll 3-1")
     assert "8/5 6/5" in out.splitlines()[3]  # the best play, as in the README
@@ -98,16 +115,37 @@ def test_a_bear_off_hint_reads_the_tables_without_enumerating(bear_off_cache) ->
 
 
 def test_a_two_ply_hint_runs_the_compiled_kernels_without_numba() -> None:
-    aot.forget()
-    try:
-        if os.environ.get("VRHCABY_AOT") == "0" or not aot.functions("engine.movegen._afterstates"):
-            pytest.skip("no current ahead-of-time module (python -m vrhcaby.cli.warm builds it)")
-    finally:
-        aot.forget()
+    if not shipped_kernels():
+        pytest.skip("no ahead-of-time module (python -m vrhcaby.cli.warm builds it)")
     out, facts = probe("hint", CONTACT, "31", "--plies", "2", "-n", "1")
     assert out.splitlines()[3].split()[1:3] == ["8/5", "6/5"]
     assert facts["aot"]
     assert not {*HEAVY, "hashlib"} & set(facts["modules"])
+
+
+def test_a_stale_module_is_one_line_naming_the_rebuild(tmp_path: Path) -> None:
+    """A manifest whose stamp no longer matches the move generator's source (as after an
+    edit of engine/movegen.py): the hint answers on numba's JIT and says why in one line."""
+    built = aot.stamp(["engine.movegen"])
+    built["sources"]["engine.movegen"] = "0123456789abcdef"  # what the build saw
+    name = "vrhcaby_kernels_0123456789abcdef"
+    manifest = {"module": name, "file": f"{name}.so", "stamp": built, "kernels": {}}
+    (tmp_path / aot.MANIFEST).write_text(json.dumps(manifest))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "VRHCABY_AOT_DIR": str(tmp_path)}
+    env.pop("VRHCABY_AOT", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "vrhcaby.cli", "hint", CONTACT, "31"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "8/5 6/5" in done.stdout.splitlines()[3]
+    assert done.stderr == (
+        "vrhcaby: note: stale ahead-of-time kernels (engine.movegen changed since the build):"
+        " run `python -m vrhcaby.cli.warm`\n"
+    )
 
 
 def test_main_called_with_arguments_leaves_the_collector_alone(capsys) -> None:

@@ -106,6 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         sys.stderr.close()
         return 0
+    finally:
+        if program:
+            _note_unused_kernels()
+
+
+def _note_unused_kernels() -> None:
+    """One line on stderr when a kernel found the ahead-of-time module stale or broken
+    (`engine.aot.problem`): why the command waited on numba, and what rebuilds it."""
+    aot = sys.modules.get("engine.aot")  # not imported: no kernel looked for the module
+    why = aot.problem() if aot is not None else None
+    if why and not sys.stderr.closed:
+        print(f"vrhcaby: note: {why}", file=sys.stderr)
 
 
 if __name__ == "__main__":
