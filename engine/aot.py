@@ -9,7 +9,7 @@ of every kernel module's source, numpy's version and the CPU (the code is compil
 this machine's CPU, as numba's JIT compiles). `functions` hands a kernel its functions only
 while the stamp matches: after any change to a kernel module, or on another CPU, every
 kernel goes back to numba's JIT until the next build, and `problem` says so in one line
-(which `vrhcaby` prints). `VRHCABY_AOT=0` turns the module off.
+(which `vrhcaby` prints through `on_problem`). `VRHCABY_AOT=0` turns the module off.
 
 pycc's functions do not check their arguments (an array of another type or layout is read
 as if it had the compiled one), so a call is only routed to one whose types `arg_key`
@@ -57,6 +57,9 @@ _problem: str | None = None
 
 #: What rebuilds the module, as every `problem` line ends.
 REBUILD = "run `python -m vrhcaby.cli.warm`"
+#: Called with `problem`'s line as soon as a kernel finds the module stale or broken (the
+#: `vrhcaby` program prints it, before numba's JIT makes the command wait); None: silent.
+on_problem: Callable[[str], None] | None = None
 
 
 def directory() -> Path:
@@ -237,6 +240,8 @@ def functions(key: str) -> _Functions:
     global _table
     if _table is None:
         _table = _load()
+        if _problem and on_problem is not None:
+            on_problem(_problem)
     return _table.get(key, {})
 
 

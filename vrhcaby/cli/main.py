@@ -13,6 +13,7 @@ import importlib
 import re
 import sys
 
+from engine import aot
 from vrhcaby.cli.common import Parser, UsageError
 
 COMMANDS = (
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if program:
         gc.freeze()
+        aot.on_problem = _note
     args = parser.parse_args(argv)
     prog = parser.verb_parser(args).prog  # `vrhcaby hint`, `vrhcaby dice hint`
     try:
@@ -106,18 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         sys.stderr.close()
         return 0
-    finally:
-        if program:
-            _note_unused_kernels()
 
 
-def _note_unused_kernels() -> None:
-    """One line on stderr when a kernel found the ahead-of-time module stale or broken
-    (`engine.aot.problem`): why the command waited on numba, and what rebuilds it."""
-    aot = sys.modules.get("engine.aot")  # not imported: no kernel looked for the module
-    why = aot.problem() if aot is not None else None
-    if why and not sys.stderr.closed:
-        print(f"vrhcaby: note: {why}", file=sys.stderr)
+def _note(line: str) -> None:
+    """`engine.aot.on_problem` of the program: the ahead-of-time module is stale or broken,
+    one line on stderr saying why the command waits on numba and what rebuilds it."""
+    print(f"vrhcaby: note: {line}", file=sys.stderr)
 
 
 if __name__ == "__main__":
