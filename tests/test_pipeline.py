@@ -1,6 +1,9 @@
 """`vrhcaby pipeline`: the tiny recipe end to end, killed with SIGKILL in the middle of a
 stage and resumed to the same result without redoing finished work; the promotion rule
-checked against the numbers the run wrote; a changed recipe and bad keys refused."""
+checked against the numbers the run wrote; a changed recipe and bad keys refused. The
+tiny acey-deucey recipe the same way, judged by duels against the teacher: the duel's
+points per game recomputed from its counts, promotion by the duel's rule, its fits on
+`--device cpu` equal to the default's bit for bit; an absent GPU one line."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.main import main
@@ -31,16 +35,17 @@ from vrhcaby.training.pipeline import (
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "recipes" / "tiny.toml"
+ACEY = ROOT / "configs" / "recipes" / "acey-deucey-tiny.toml"
 
 
-def command(run_dir: Path, *extra: str) -> list[str]:
+def command(run_dir: Path, *extra: str, recipe: Path = TINY) -> list[str]:
     return [
         sys.executable,
         "-m",
         "vrhcaby.cli",
         "pipeline",
         "--config",
-        str(TINY),
+        str(recipe),
         "--set",
         f"run_dir={run_dir}",
         "--jobs",
@@ -100,11 +105,45 @@ def test_promotion_follows_the_rule_on_the_judged_numbers(uninterrupted: Path) -
     assert len(doc["generations"]) - 1 == count or stale >= patience
 
 
+@pytest.fixture(scope="module")
+def acey(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny acey-deucey recipe run whole, its bootstrap and fits on `--device cpu`."""
+    run_dir = tmp_path_factory.mktemp("acey") / "run"
+    done = subprocess.run(
+        command(run_dir, "--device", "cpu", recipe=ACEY),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return run_dir
+
+
 @pytest.mark.slow
 def test_a_sigkill_in_a_stage_resumes_to_the_same_run(uninterrupted: Path, tmp_path: Path) -> None:
+    killed_in_the_first_fit_and_resumed(tmp_path / "run", uninterrupted, TINY, "bootstrap")
+
+
+@pytest.mark.slow
+def test_an_acey_deucey_run_killed_in_a_stage_resumes_to_the_same_duels(
+    acey: Path, tmp_path: Path
+) -> None:
+    """Resumed without --device, its duels are those of the whole run on --device cpu:
+    the same fitted networks, game for game."""
     run_dir = tmp_path / "run"
+    killed_in_the_first_fit_and_resumed(run_dir, acey, ACEY, "gen0/judge")
+    for ours, theirs in zip(state(run_dir)["generations"], state(acey)["generations"], strict=True):
+        assert ours["duel"] == theirs["duel"]
+
+
+def killed_in_the_first_fit_and_resumed(
+    run_dir: Path, whole_dir: Path, recipe: Path, first: str
+) -> None:
+    """Run `recipe` into `run_dir`, SIGKILL it in its first fit, run it again: the stages
+    finished are not redone, and the generations are those of the run `whole_dir`."""
     process = subprocess.Popen(
-        command(run_dir),
+        command(run_dir, recipe=recipe),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -125,15 +164,18 @@ def test_a_sigkill_in_a_stage_resumes_to_the_same_run(uninterrupted: Path, tmp_p
     before = state(run_dir)
     assert before["stages"]["gen1/fit"]["status"] == "running"
     done_before = {k for k, s in before["stages"].items() if s["status"] == "done"}
-    assert {"bootstrap", "gen0/judge", "gen1/label"} <= done_before
+    assert {first, "gen0/judge", "gen1/label"} <= done_before
     shards = sorted((run_dir / "labels" / "gen1").glob("shard-*.npz"))
     mtimes = {p: p.stat().st_mtime_ns for p in shards}
-    bootstrap = Path(before["stages"]["bootstrap"]["network"])
-    mtimes[bootstrap] = bootstrap.stat().st_mtime_ns
+    if "bootstrap" in before["stages"]:
+        bootstrap = Path(before["stages"]["bootstrap"]["network"])
+        mtimes[bootstrap] = bootstrap.stat().st_mtime_ns
 
-    done = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        command(run_dir, recipe=recipe), cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    after, whole = state(run_dir), state(uninterrupted)
+    after, whole = state(run_dir), state(whole_dir)
     assert after["stages"].keys() == whole["stages"].keys()
     for name in done_before:  # finished work is not redone
         assert after["stages"][name].get("attempts", 1) == 1, name
@@ -169,7 +211,8 @@ def test_a_changed_recipe_is_refused_naming_the_key(uninterrupted: Path) -> None
         ("generations.bogus=1", "bogus"),
         ("generations.patience=0", "patience"),
         ("generations.judge_plies=[3]", "judge_plies"),
-        ("variant=nackgammon", "variant"),
+        ("variant=nackgammon", "generations.judge"),
+        ("variant=hypergammon", "variant"),
         ("bootstrap.distill.labels=['x']", "distill.labels"),
         ("init_from=no-such-network", "init_from"),
         ("generations.judge=nowhere.npz", "generations.judge"),
@@ -183,6 +226,97 @@ def test_bad_recipe_keys_are_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and named in err[0], err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ("generations.duel_games=0", "duel_games"),
+        ("generations.duel_games=41", "duel_games"),
+        ("generations.judge=data/judge/gnubg-2ply.npz", "generations.judge"),
+        ("generations.cube_judge=data/judge/gnubg-cube-2ply.npz", "generations.cube_judge"),
+        ("generations.label.prune=4", "generations.label"),
+        ("race=onesided-race", "race"),
+        ("init_from=td-80", "init_from"),
+    ],
+)
+def test_bad_acey_deucey_recipe_keys_are_one_line(
+    setting: str, named: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = ["pipeline", "--config", str(ACEY), "--set", f"run_dir={tmp_path / 'r'}"]
+    assert main([*argv, "--set", setting]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and named in err[0], err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is here")
+def test_cuda_without_a_gpu_is_one_line_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = ["pipeline", "--config", str(ACEY), "--set", f"run_dir={tmp_path / 'r'}"]
+    assert main([*argv, "--device", "cuda"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--device" in err[0] and "CUDA" in err[0], err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_the_acey_deucey_recipe_duels_and_promotes_by_the_duels_rule(acey: Path) -> None:
+    """Every stage done; each generation's duel against its teacher played to the recipe's
+    games, its points per game equal to what its wins, gammons and backgammons add up to
+    (cubeless: 1, 2, 3 points), and promoted iff the lower end of its 95% interval is
+    above the margin; the teacher of a generation is the last promoted one before it."""
+    doc = state(acey)
+    recipe = doc["recipe"]["generations"]
+    assert doc["recipe"]["variant"] == "acey-deucey" and doc["next"] == "" and doc["stopped"]
+    gens = doc["generations"]
+    assert [g["generation"] for g in gens] == list(range(len(gens))) and len(gens) >= 2
+    champion = gens[0]
+    assert champion["duel"] is None and champion["judged"] == {}
+    stale = 0
+    for g in gens[1:]:
+        k = g["generation"]
+        assert all(doc["stages"][f"gen{k}/{s}"]["status"] == "done" for s in ("label", "fit"))
+        assert g["labels"] > 0 and g["epochs"] == 1 and g["core_hours"] > 0
+        duel = g["duel"]
+        assert g["teacher"] == champion["network"] == duel["opponent"]
+        assert duel["games"] == recipe["duel_games"]
+        (wa, wb), (ga, gb), (ba, bb) = duel["wins"], duel["gammons"], duel["backgammons"]
+        assert wa + wb == duel["games"]
+        points = (wa + ga + 2 * ba) - (wb + gb + 2 * bb)
+        assert duel["ppg"] == pytest.approx(points / duel["games"])
+        lo, hi = duel["ci95"]
+        assert lo < duel["ppg"] < hi
+        want = lo > recipe["margin"]
+        assert g["promoted"] is want
+        champion, stale = (g, 0) if want else (champion, stale + 1)
+    assert doc["champion"] == champion["network"]
+    assert len(gens) - 1 == recipe["count"] or stale >= recipe["patience"]
+    status = (acey / "STATUS.md").read_text()
+    assert "duel vs teacher (ppg)" in status and f"over {recipe['duel_games']} games" in status
+    svg = (acey / "generations.svg").read_text()
+    assert svg.count("<circle") == len(gens) - 1 and "points per game" in svg
+
+
+@pytest.mark.slow
+def test_the_fit_on_device_cpu_is_the_default_fit_bit_for_bit(acey: Path, tmp_path: Path) -> None:
+    """The pipeline passed --device cpu to its fits; the first fit's stage config run again
+    without it gives the same network, array for array."""
+    log = (acey / "logs" / "gen1-fit.log").read_text()
+    assert "--device cpu" in log.splitlines()[0]
+    config = acey / "stages" / "gen1-fit.toml"
+    argv = [sys.executable, "-m", "vrhcaby.cli", "train", "--config", str(config), "--no-progress"]
+    argv += ["--set", f"checkpoint_dir={tmp_path}", "--set", f"runs_dir={tmp_path / 'tb'}"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = Path(state(acey)["stages"]["gen1/fit"]["network"])
+    ours, _ = checkpoint.load(tmp_path / theirs.name, "backgammon")
+    fitted, _ = checkpoint.load(theirs, "backgammon")
+    weights = [k for k in fitted if k.startswith("model/")]
+    assert weights and ours.keys() == fitted.keys()
+    for key in weights:
+        assert np.array_equal(ours[key], fitted[key]), key
 
 
 def test_a_stage_config_written_reads_back_the_same(tmp_path: Path) -> None:
