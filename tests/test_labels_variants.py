@@ -115,7 +115,7 @@ def test_every_acey_deucey_label_is_a_legal_turn_of_its_decision() -> None:
     assert len(shard.boards) > 0 and shard.extra.dtype == bool
     for i, board in enumerate(shard.boards):
         start = _key(board)
-        dice = tuple(int(d) for d in shard.dice[i])
+        dice = (int(shard.dice[i, 0]), int(shard.dice[i, 1]))
         legal = reference_turns(start, dice)  # a whole roll
         if sorted(dice) == [1, 2]:  # a bonus decision: the 1 and the 2 already played
             for k in range(1, 7):
