@@ -75,7 +75,8 @@ GENERATIONS = (
     ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
-#: The labels each generation was fitted on (None: a TD generation, made by self-play).
+#: The labels each generation was fitted from (None: a TD generation, made by self-play),
+#: as docs/distillation.md counts them.
 LABELS = {
     "gen0": None,
     "gen1": 1_040_081,
@@ -100,7 +101,9 @@ FIELDS = {
     "generation": "the generation's name",
     "agent": "its agent spec",
     "recipe": "the configs that made it",
-    "labels": "labels it was fitted on (null: a TD generation, self-play without labels)",
+    "labels": "labels it was fitted from, as docs/distillation.md counts them: its shards' "
+    "labels of every class (contact2x: the contact and crashed ones of generation 2's 588 "
+    "shards); null: a TD generation, self-play without labels",
     "core_hours": "core-hours to make it from the generation before (labels and fitting)",
     "mean": "equity given away per checker decision at 0-ply, judged by gnubg 2-ply",
     "se": "its standard error",
