@@ -39,11 +39,12 @@ if TYPE_CHECKING:
 __all__ = ["CUBE_PLIES", "Candidate", "PositionEvaluation", "candidate_plays", "evaluate"]
 
 #: The look-ahead of the cube analysis users get when they name none (`vrhcaby cube`,
-#: `eval`, `analyse --judge td`, `vrhcaby serve`): GNU Backgammon's cubeful 1-ply, the
-#: best depth measured on the cube yardstick (docs/benchmarks.md, "Cube decisions by
-#: look-ahead": 6.9 millipoints a decision against 16.1 at 0 plies and 8.1 at 2) at
-#: about 10 ms more of a cold `vrhcaby cube`. The td agent's own default stays 0
-#: (`agents.td`): a 1-ply cube decision each turn makes a tournament 2-5 times slower.
+#: `eval`, `analyse --judge td`, `vrhcaby serve` and its web board): GNU Backgammon's
+#: cubeful 1-ply, the best depth measured on the cube yardstick (docs/benchmarks.md,
+#: "Cube decisions by look-ahead": 6.9 millipoints a decision against 16.1 at 0 plies and
+#: 8.1 at 2), for about 10 ms of CPU more in a cold `vrhcaby cube`. The td agent's own
+#: default stays 0 (`agents.td`): a 1-ply cube decision before each roll made a cube money
+#: session 4.6-5.2 times as long (2.1-2.5 pruned).
 CUBE_PLIES = 1
 
 
