@@ -29,10 +29,16 @@ def random_positions(n_games: int, seed: int) -> tuple[np.ndarray, np.ndarray, n
 
 
 def test_equity_matches_gnubg() -> None:
+    # Money play and a cubeless 0-ply evaluation, given: gnubg.evaluate's defaults are the
+    # session's match, which other tests set (test_svg's XGIDs: a match score, then this
+    # equity was gnubg's match equity and the test failed after them).
+    money = gnubg.cube_info(1, -1, 0, 0, (0, 0), 0)
+    money["jacoby"] = 0
+    cubeless = gnubg.eval_context(0, 0, 1, 0, 0.0)
     roots = random_positions(4, seed=0)[0]
     boards = [gnubg_nn.board_from_position_id("4HPwATDgc/ABMA"), *roots[::25].tolist()]
     for board in boards:
-        *probs, gnubg_equity = gnubg.evaluate(board)
+        *probs, gnubg_equity = gnubg.evaluate(board, money, cubeless)
         assert equity(np.array(probs)) == pytest.approx(gnubg_equity, abs=1e-5)
 
 
