@@ -9,19 +9,20 @@ Tiny runs of the smallest shipped network (td-80, 198-80-5): two or three games 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
 import os
 import pickle
 import shutil
-import signal
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_jobs import InterruptingShardJob
 
 import engine
 from agents.td import CHECKPOINTS, find_checkpoint, load_pruner
@@ -42,6 +43,7 @@ from vrhcaby.learn.labels import (
     shard_meta,
 )
 from vrhcaby.nn.net import load_evaluator
+from vrhcaby.play import pool
 
 ROOT = Path(__file__).resolve().parents[1]
 PILOT = ROOT / "configs" / "distill" / "pilot-labels.toml"
@@ -418,25 +420,25 @@ def test_a_folder_labelled_by_another_network_of_the_same_name_is_refused(tmp_pa
     assert "another teacher network of the same name" in err
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_ctrl_c_keeps_the_shards_finished_and_a_rerun_continues(tmp_path, monkeypatch, jobs):
-    """SIGINT while shard 1 is made (here, or in a worker process): exit 130, the shards
-    finished are kept, and the same command makes the others."""
-    real, here = label_command.make_shard, os.getpid()
-
-    def interrupted_at_shard_1(config, index, teacher, student=None, pruner=None):
-        if index == 1:
-            os.kill(here, signal.SIGINT)
-        return real(config, index, teacher, student, pruner)
-
-    monkeypatch.setattr(label_command, "make_shard", interrupted_at_shard_1)
+@pytest.mark.parametrize(("jobs", "method"), [(1, None), (2, "fork"), (2, "forkserver")])
+def test_ctrl_c_keeps_the_shards_finished_and_a_rerun_continues(
+    tmp_path, monkeypatch, jobs, method
+):
+    """SIGINT while shard 1 is made (here, or in a worker process, forked or from the fork
+    server): exit 130, the shards finished are kept, and the same command makes the others."""
+    if method == "fork" and pool.start_method() != "fork":
+        pytest.skip("this process has loaded gRPC: forking it could hang")
+    if method:
+        monkeypatch.setattr(pool, "start_method", lambda: method)
+    interrupting = functools.partial(InterruptingShardJob, parent=os.getpid(), at=1)
+    monkeypatch.setattr(label_command, "ShardJob", interrupting)
     code, out, err = label(*tiny(tmp_path / "a", "--jobs", str(jobs)))
     assert code == 130 and "interrupted: run the same command again" in err
     kept = [p.name for p in (tmp_path / "a" / "tiny").iterdir()]
     assert "shard-00001.npz" not in kept and f"made {len(kept)} shard" in out
     if jobs == 1:
         assert kept == ["shard-00000.npz"]
-    monkeypatch.setattr(label_command, "make_shard", real)
+    monkeypatch.undo()
     code, out, _ = label(*tiny(tmp_path / "a"))
     assert code == 0 and f"made {3 - len(kept)} shard" in out and f"skipped {len(kept)}" in out
     assert label(*tiny(tmp_path / "b"))[0] == 0
