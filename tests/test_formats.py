@@ -288,12 +288,44 @@ def gnubg_match_id(s: MatchState) -> str:
     return gnubg.match_id(ci, pi)
 
 
+def plain_match_id(s: MatchState) -> str:
+    """The Match ID of a state packed bit by bit by the manual's layout (`match_bits`)."""
+    fields = dict(
+        cube=s.cube_value.bit_length() - 1,
+        owner=3 if s.cube_owner == -1 else s.cube_owner,
+        move=s.dice_owner,
+        crawford=int(s.crawford),
+        state=int(s.game_state),
+        turn=s.turn,
+        doubled=int(s.doubled),
+        resign=s.resign,
+        d1=s.dice[0],
+        d2=s.dice[1],
+        length=s.match_length,
+        s0=s.score[0],
+        s1=s.score[1],
+        nojacoby=int(not s.jacoby),
+    )
+    return pack(match_bits(**fields), 12)
+
+
+#: GNU Backgammon's longest match (its MAXSCORE): its match equity table's size.
+GNUBG_MAXSCORE = 64
+
+
 @settings(max_examples=400)
 @given(match_states())
 def test_match_id_matches_gnubg(state: MatchState) -> None:
     if not state.match_length:
         state = dataclasses.replace(state, score=(0, 0))  # gnubg's cube_info drops them
-    reference = gnubg_match_id(state)
+    if state.match_length <= GNUBG_MAXSCORE:
+        reference = gnubg_match_id(state)
+        assert plain_match_id(state) == reference
+    else:
+        # gnubg.cube_info of a longer match reads past its match equity table: a segfault,
+        # or not, by what lies there (the crash seen in this test). The plain packer, which
+        # equals gnubg on every shorter match above, is the reference instead.
+        reference = plain_match_id(state)
     assert match_id(state) == reference
     assert MatchState.from_id(reference) == state
 
