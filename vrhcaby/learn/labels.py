@@ -169,7 +169,7 @@ class Shard:
         """Write the shard (Position IDs, or acey-deucey boards as they are; float16
         probabilities; compressed, atomically), with `meta` (the config, the shard's
         index) as JSON."""
-        arrays = {
+        arrays: dict[str, np.ndarray] = {
             "probabilities": self.probabilities.astype(np.float16),
             "zero_ply": self.zero_ply.astype(np.float16),
             "decision": self.decision.astype(np.int32),
