@@ -6,6 +6,7 @@ probabilities of afterstates; everything here is built on it, batched:
 
 * `best_rows`: per board, the row of its best-scored play (the one argmax every batched
   chooser uses);
+* `all_replies`: every play of each of the 21 rolls from pre-roll boards, valued at 0-ply;
 * `every_roll`: one step of expectimax for pre-roll boards, the best (0-ply) play of each
   of the 21 rolls and their average over the dice; it serves the rollouts' luck adjustment
   (the value of the roll that came minus the average) and self-play's expected backups,
@@ -204,17 +205,35 @@ class Pruner:
             raise ValueError(f"a pruner keeps at least 1 reply per roll, got {self.keep}")
 
 
-def every_roll(
+@dataclass(frozen=True)
+class Replies:
+    """Every play of every roll from each distinct pre-roll board, valued at 0-ply: what
+    `every_roll` chooses from (and a caller that wants more than the best, such as the
+    labels of the replies a one-ply search visits, `vrhcaby.learn.labels`)."""
+
+    boards: np.ndarray
+    """int8 (U, 2, 25): the distinct boards, the side on roll in row 1."""
+    inverse: np.ndarray
+    """int (B,): the row of `boards` of each board asked about."""
+    after: np.ndarray
+    """int8 (M, 2, 25): the plays' afterstates; for a roll without a legal play, the board
+    itself (the turn passes)."""
+    parent: np.ndarray
+    """int (M,): the board and roll of each, `board * 21 + ` its roll's row of ROLLS."""
+    probabilities: np.ndarray
+    """float (M, 5): the mover's 0-ply probabilities (a finished game's certain outcome)."""
+    scores: np.ndarray
+    """float64 (M,): the value the plays are ranked by, higher better for the mover."""
+
+
+def all_replies(
     evaluator: ValueFunction,
     boards: np.ndarray,
     prune: Pruner | None = None,
     rank: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-) -> EveryRoll:
-    """The evaluator's greedy (0-ply) play of every roll from each pre-roll board (B, 2, 25),
-    by cubeless money equity, or by `rank(p, afterstates)` (the value of afterstates for
-    their mover from their 0-ply probabilities: the cubeful search ranks by the cubeful
-    equity of the game's cube, as GNU Backgammon does); with `prune`, among the replies its
-    ranker puts first."""
+) -> Replies:
+    """Every play of every roll from each pre-roll board (B, 2, 25), valued by the evaluator
+    and ranked as `every_roll` ranks them (with `prune`, only those its ranker puts first)."""
     keys = np.ascontiguousarray(boards).reshape(len(boards), -1)
     unique, inverse = np.unique(keys, axis=0, return_inverse=True)
     u = unique.reshape(-1, 2, 25).astype(np.int8)
@@ -231,10 +250,26 @@ def every_roll(
         after, parent = after[kept], parent[kept]
     p = afterstate_probabilities(evaluator, u, after, parent // len(ROLLS))
     scores = _equity_kernel(p) if rank is None else rank(np.asarray(p, np.float64), after)
-    rows = best_rows(scores, parent, len(reps))
-    best = p[rows].astype(np.float64).reshape(len(u), len(ROLLS), 5)
-    plays = after[rows].reshape(len(u), len(ROLLS), 2, 25)
-    return EveryRoll(best, plays, inverse.reshape(-1), len(after))
+    return Replies(u, inverse.reshape(-1), after, parent, p, scores)
+
+
+def every_roll(
+    evaluator: ValueFunction,
+    boards: np.ndarray,
+    prune: Pruner | None = None,
+    rank: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> EveryRoll:
+    """The evaluator's greedy (0-ply) play of every roll from each pre-roll board (B, 2, 25),
+    by cubeless money equity, or by `rank(p, afterstates)` (the value of afterstates for
+    their mover from their 0-ply probabilities: the cubeful search ranks by the cubeful
+    equity of the game's cube, as GNU Backgammon does); with `prune`, among the replies its
+    ranker puts first."""
+    r = all_replies(evaluator, boards, prune, rank)
+    u = len(r.boards)
+    rows = best_rows(r.scores, r.parent, u * len(ROLLS))
+    best = r.probabilities[rows].astype(np.float64).reshape(u, len(ROLLS), 5)
+    plays = r.after[rows].reshape(u, len(ROLLS), 2, 25)
+    return EveryRoll(best, plays, r.inverse, len(r.after))
 
 
 def ply_probabilities(

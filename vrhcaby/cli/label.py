@@ -40,6 +40,7 @@ from vrhcaby.cli.common import (
     check_parallel,
 )
 from vrhcaby.learn.labels import (
+    VISITED,
     LabelConfig,
     Shard,
     config_difference,
@@ -229,6 +230,8 @@ class Tally:
     remade: int = 0
     """Of them, shards that were corrupt."""
     labels: int = 0
+    visited: int = 0
+    """Of them, visited replies (role VISITED)."""
     decisions: int = 0
     positions: int = 0
     shard_seconds: float = 0.0
@@ -236,6 +239,7 @@ class Tally:
     def add(self, shard: Shard, seconds: float) -> None:
         self.shards += 1
         self.labels += len(shard.after)
+        self.visited += int(((shard.role & VISITED) > 0).sum())
         self.decisions += len(shard.boards)
         self.positions += shard.positions
         self.shard_seconds += seconds
@@ -343,10 +347,11 @@ def summarise(
     held = len(folder.done) + tally.shards
     labels = sum(folder.done.values()) + tally.labels
     rate = tally.labels / seconds if seconds > 0 else 0.0
+    visited = f" ({tally.visited:,} of the labels visited replies)" if config.visited else ""
     line = (
         f"{config.name}: made {_count(tally.shards, 'shard')} ({tally.remade} of them again), "
         f"skipped {len(folder.done)} already made; {_count(tally.labels, 'label')} of "
-        f"{_count(tally.decisions, 'decision')}, {tally.positions:,} teacher positions "
+        f"{_count(tally.decisions, 'decision')}{visited}, {tally.positions:,} teacher positions "
         f"evaluated, {seconds:.1f} s, {rate:.1f} labels/s; {config.folder} holds {held} of "
         f"{_count(config.shards, 'shard')}, {_count(labels, 'label')}"
     )
@@ -358,6 +363,7 @@ def summarise(
         "shards_remade": tally.remade,
         "shards_skipped": len(folder.done),
         "labels": tally.labels,
+        "visited_labels": tally.visited,
         "decisions": tally.decisions,
         "teacher_positions": tally.positions,
         "seconds": seconds,

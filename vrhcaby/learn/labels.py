@@ -14,6 +14,18 @@ teacher's 2-ply probabilities for its mover (`agents.search.ply_probabilities`: 
 databases and the rules' certainties at every leaf when the teacher is a network set or
 obeys the rules, as every shipped evaluator does).
 
+Visited replies (`LabelConfig.visited`): a student's one-ply search of a play compares,
+for each of the opponent's 21 rolls, the reply the student values best, and the search's
+max over replies picks the replies the student overvalues for the opponent (a winner's
+curse that the labels of the student's own decisions do not reach). For a share of the
+labelled decisions, the teacher's choice `a` is searched as the student's one-ply search
+searches it (`agents.search.all_replies`: `every_roll`'s replies, the best of each roll
+the one `ply_probabilities(student, [a], 1)` averages), and the student's best
+`visited_top` replies of each roll are labelled by the teacher's search like every other
+label: each (a, roll) is a decision of its own, the board `a` seen from the opponent and
+the roll its dice, its rows marked VISITED. A roll whose best reply ends the game, or
+that has no legal reply, is skipped.
+
 A run plays one variant (`LabelConfig.variant`): the self-play starts from the variant's
 layout. Nackgammon is backgammon from another start. Acey-deucey (`make_shard`'s other
 branch) has its own move generation and extra rolls: the self-play chooses a 1-2 in two
@@ -45,6 +57,7 @@ import engine
 from agents import search
 from agents.base import ACEY_DEUCEY
 from agents.search import ValueFunction
+from engine.dice import ROLLS
 from engine.formats import position_ids
 from engine.variants import get_variant
 from vrhcaby.base.files import read_arrays, write_npz
@@ -55,7 +68,7 @@ if TYPE_CHECKING:
     from agents.td import TDAgent
 
 #: Bits of `Shard.role`: why a play was labelled.
-STUDENT_TOP, TEACHER_SEARCHED, TEACHER_CHOICE, RANDOM = 1, 2, 4, 8
+STUDENT_TOP, TEACHER_SEARCHED, TEACHER_CHOICE, RANDOM, VISITED = 1, 2, 4, 8, 16
 MAX_SHARDS = 1_000_000
 """The most shards of a run (a folder of a million files; the runs here made 400 to 640)."""
 #: Afterstates valued at 2-ply in one call (memory: about 21 x 21 x 20 afterstates each).
@@ -91,6 +104,14 @@ class LabelConfig:
     """The student's best plays by 0-ply labelled in each decision."""
     random_siblings: int = 1
     """Random legal plays labelled in each decision."""
+    visited: float = 0.0
+    """Share of the labelled decisions whose visited replies are labelled too (module
+    docstring): the opponent's replies to the teacher's choice that the student's one-ply
+    search picks, each (choice, roll) a decision of its own (0: none, the shards as
+    without this setting)."""
+    visited_top: int = 1
+    """The student's best replies by 0-ply labelled of each roll of a visited choice (1:
+    the one its one-ply search picks; 2 or more let the rank term say which is better)."""
     prune: int = 0
     """Replies kept per roll by the teacher's pruning network at every ply of its search
     (`agents.search.Pruner`, about 2.5 times faster at 2 plies); 0: every reply valued."""
@@ -108,7 +129,7 @@ class LabelConfig:
             raise ValueError(f"plies must be 1 or 2, got {self.plies}")
         if len(self.filter) < self.plies or min(self.filter) < 1:
             raise ValueError(f"filter needs {self.plies} sizes of at least 1, got {self.filter}")
-        for key in ("shards", "games_per_shard"):
+        for key in ("shards", "games_per_shard", "visited_top"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
         if self.shards > MAX_SHARDS:
@@ -118,7 +139,7 @@ class LabelConfig:
                 f"games_per_shard must be at most {MAX_LOCKSTEP:,} (games side by side), "
                 f"got {self.games_per_shard:,}"
             )
-        for key in ("sample", "keep_agreeing", "explore"):
+        for key in ("sample", "keep_agreeing", "explore", "visited"):
             if not 0 <= getattr(self, key) <= 1:
                 raise ValueError(f"{key} must be between 0 and 1, got {getattr(self, key)}")
         if self.student_top < 0 or self.random_siblings < 0 or self.seed < 0 or self.prune < 0:
@@ -129,6 +150,8 @@ class LabelConfig:
                 f"variant acey-deucey: its search is one ply without pruning (plies 1, prune "
                 f"0), got plies {self.plies}, prune {self.prune}"
             )
+        if self.variant == ACEY_DEUCEY and self.visited:
+            raise ValueError(f"variant acey-deucey: visited must be 0, got {self.visited}")
 
     @property
     def folder(self) -> Path:
@@ -435,7 +458,57 @@ def make_shard(
         if shallow.any():
             p[shallow] = search.ply_probabilities(teacher, d.after[rows[shallow]], 1, prune=prune)
     zero_p = search.ply_probabilities(teacher, d.after[rows], 0, d.boards, d.parent[rows])
-    return _shard(d, labelled, roles, rows, p, zero_p, config.games_per_shard, teacher.count)
+    shard = _shard(d, labelled, roles, rows, p, zero_p, config.games_per_shard, teacher.count)
+    if not config.visited:
+        return shard
+    drawn = rng.random(len(shard.boards)) < config.visited
+    return _with_visited(shard, drawn, config, teacher, student or teacher.inner, prune)
+
+
+def _with_visited(
+    shard: Shard,
+    drawn: np.ndarray,
+    config: LabelConfig,
+    teacher: Counted,
+    student: ValueFunction,
+    prune: search.Pruner | None,
+) -> Shard:
+    """`shard` with the visited replies (module docstring) of its `drawn` decisions'
+    teacher choices appended, labelled by the teacher's search: a decision per distinct
+    (choice, roll), rows VISITED."""
+    chosen = drawn[shard.decision] & ((shard.role & TEACHER_CHOICE) > 0)
+    a = shard.after[chosen]
+    a = a[engine.game_value(a) == 0]
+    if not len(a):
+        return shard
+    r = search.all_replies(student, a[:, ::-1])
+    rolls = len(ROLLS)
+    top = r.after[search.best_rows(r.scores, r.parent, len(r.boards) * rolls)]
+    passes = (top == np.repeat(r.boards, rolls, axis=0)).all(axis=(1, 2))
+    skipped = passes | (engine.game_value(top) != 0)  # the roll's best reply
+    kept = np.flatnonzero(search.top_k(r.scores, r.parent, config.visited_top) & ~skipped[r.parent])
+    kept = kept[np.argsort(r.parent[kept], kind="stable")]
+    groups, local = np.unique(r.parent[kept], return_inverse=True)
+    boards = r.boards[groups // rolls]
+    after = r.after[kept]
+    p = np.empty((len(kept), 5))
+    for s in range(0, len(kept), CHUNK):
+        p[s : s + CHUNK] = search.ply_probabilities(
+            teacher, after[s : s + CHUNK], config.plies, prune=prune
+        )
+    zero_p = search.ply_probabilities(teacher, after, 0, boards, local)
+    n = len(shard.boards)
+    return Shard(
+        after=np.concatenate([shard.after, after]),
+        probabilities=np.concatenate([shard.probabilities, p]),
+        zero_ply=np.concatenate([shard.zero_ply, zero_p]),
+        decision=np.concatenate([shard.decision, n + local]),
+        role=np.concatenate([shard.role, np.full(len(kept), VISITED, np.uint8)]),
+        boards=np.concatenate([shard.boards, boards]),
+        dice=np.concatenate([shard.dice, ROLLS[groups % rolls]]),
+        games=shard.games,
+        positions=teacher.count,
+    )
 
 
 def _labelled(
