@@ -89,13 +89,16 @@ def test_the_networks_a_config_names_are_shipped(path):
 @pytest.mark.parametrize("network", SHIPPED, ids=lambda p: p.name)
 def test_every_shipped_network_has_its_recipe(network):
     """The run a shipped network records (its config's name) is a recipe's: a TD run's in
-    configs/recipes/, a distillation fit's in configs/distill/; a set put together by
-    `vrhcaby netset`, the runs of the networks it took."""
+    configs/recipes/, a distillation fit's in configs/distill/, a pipeline recipe's
+    generation (NAME-genK); a set put together by `vrhcaby netset`, the runs of the
+    networks it took."""
     _, meta = checkpoint.load(network, sets=True)
     fits = [p for p in CONFIGS if "distill" in p.parts]
     recipes = [p for p in RECIPES.glob("*.toml") if p not in ONESIDED and p not in PIPELINES]
     names = {load_config(TrainConfig, p).name for p in [*recipes, *fits]}
     names |= {load_config(OneSidedConfig, p).name for p in ONESIDED}
+    pipelines = [load_config(PipelineConfig, p) for p in PIPELINES]
+    names |= {f"{c.name}-gen{k}" for c in pipelines for k in range(1, c.generations.count + 1)}
     runs = meta["config"].get("assembled_runs", {})
     assert set(runs.values()) <= names
     assert runs or meta["config"]["name"] in names

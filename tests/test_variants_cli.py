@@ -15,6 +15,7 @@ from agents import load_agent
 from engine.acey_deucey import legal_plays_ad, position_from_board_ad, to_board_ad
 from engine.waiting import read_position, waiting_id
 from vrhcaby.cli import main as cli
+from vrhcaby.io.answers import VARIANT_AGENTS
 from vrhcaby.nn.net import equity
 
 AD = "acey-deucey"
@@ -92,7 +93,7 @@ def test_hint_ranks_whole_one_two_turns(capsys) -> None:
     values = [m["equity"] for m in doc["moves"]]
     assert values == sorted(values, reverse=True)
     # Each equity is the network's, on the turn's board with its "rolls again" input.
-    evaluator = load_agent("td:td-acey-deucey").evaluator
+    evaluator = load_agent(VARIANT_AGENTS[AD]).evaluator  # the default network
     boards = np.stack([to_board_ad(plays[m["play"]].position) for m in doc["moves"]])
     flags = np.array([plays[m["play"]].extra_turn for m in doc["moves"]])
     np.testing.assert_allclose(values, equity(evaluator.probabilities(boards, flags)), atol=1e-5)

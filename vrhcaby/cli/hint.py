@@ -94,7 +94,7 @@ def add_variant_argument(parser: argparse.ArgumentParser) -> None:
         "--variant",
         default="standard",
         help="rule variant (default: standard); td alone is the variant's own network "
-        "(td:td-nackgammon, td:td-acey-deucey)",
+        "(td:td-nackgammon, td:td-acey-deucey-gen2)",
     )
 
 
@@ -128,7 +128,7 @@ def register(subparsers) -> None:
         "--variant",
         default="standard",
         help="rule variant (default: standard); acey-deucey ranks whole turns, 1-2 bonus "
-        "included, with an acey-deucey network (--agent td:td-acey-deucey, its default)",
+        "included, with an acey-deucey network (--agent td:td-acey-deucey-gen2, its default)",
     )
     parser.set_defaults(func=run)
 

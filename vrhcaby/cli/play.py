@@ -467,7 +467,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--agent",
-        help="the bot: a td agent spec (default td; td:td-nackgammon, td:td-acey-deucey "
+        help="the bot: a td agent spec (default td; td:td-nackgammon, td:td-acey-deucey-gen2 "
         "for those variants)",
     )
     parser.add_argument(

@@ -61,7 +61,7 @@ def number(x: float | None) -> float | None:
 VARIANT_AGENTS = {
     "nackgammon": "td:td-nackgammon",
     "nackgammon-seed": "td:td-nackgammon",
-    "acey-deucey": "td:td-acey-deucey",
+    "acey-deucey": "td:td-acey-deucey-gen2",
 }
 
 
