@@ -91,8 +91,8 @@ def series_svg(
     a line of its own colour (named in a legend under the title, unless there is one
     series named ""); a NaN value is not measured: no point, the line broken there.
     `references` are dashed horizontal lines named at their right end; the y axis from 0
-    (from below it when a value is negative: points per game), its ticks written with
-    `digits` decimals."""
+    (from below it when an error bar reaches below 0: points per game), its ticks written
+    with `digits` decimals."""
     named = len(series) > 1 or any(series)
     height, left, top, bottom, right = 300, 70, 40 + 18 * named, 50, 150
     width = max(560, round(left + right + 75 * (len(labels) - 1) / 0.9))  # labels 75 apart
@@ -109,8 +109,7 @@ def series_svg(
         for v, e in zip(values, errors, strict=True)
         if np.isfinite(v)
     ]
-    negative = any(v < 0 for values, _ in series.values() for v in values if np.isfinite(v))
-    base = 1.15 * min(lows + list(references.values()) + [0.0]) if negative else 0.0
+    base = 1.15 * min(lows + list(references.values()) + [0.0])  # 0 unless a bar dips below
     span = 1.15 * top_value - base
     scale = (height - top - bottom) / (span if span > 0 else 1.0)
 
