@@ -28,6 +28,21 @@ def test_points_are_drawn_at_their_values_with_their_error_bars_and_references()
     assert "t & u" in texts and {"a", "b", "c", "ref"} <= set(texts)
 
 
+def test_values_and_bars_below_zero_are_drawn_inside_the_picture_on_the_same_scale():
+    """Points per game (a duel's): the axis reaches below 0, each point and bar end inside
+    the plot, heights from the x axis (at 0) proportional to the values, signs kept."""
+    svg = points_svg(["g1", "g2"], [-0.05, 0.1], [0.04, 0.03], {"level": 0.0}, "t", "ppg")
+    root = ET.fromstring(svg)
+    height, top, bottom = 300, 40, 250  # the picture's frame (points_svg's fixed layout)
+    zero = float(root.findall(f"{NS}line")[0].get("y1"))
+    assert top < zero < bottom
+    heights = [zero - float(c.get("cy")) for c in root.findall(f"{NS}circle")]
+    assert heights[0] < 0 < heights[1] and abs(heights[0] / heights[1] + 0.5) < 2e-3
+    bars = [l for l in root.findall(f"{NS}line") if l.get("stroke") == "steelblue"]
+    ends = [float(l.get(k)) for l in bars for k in ("y1", "y2")]
+    assert all(top <= y <= bottom for y in ends) and max(ends) < height
+
+
 def test_several_series_share_one_scale_and_a_nan_is_a_gap():
     nan = float("nan")
     svg = series_svg(
