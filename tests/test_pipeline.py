@@ -26,10 +26,13 @@ from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.cube_judge import CubeSet
 from vrhcaby.play.judge import Judged
 from vrhcaby.training.pipeline import (
+    Duel,
+    GenerationsConfig,
     PipelineConfig,
     Resources,
     State,
     bootstrap,
+    judge,
     write_toml,
 )
 
@@ -317,6 +320,18 @@ def test_the_fit_on_device_cpu_is_the_default_fit_bit_for_bit(acey: Path, tmp_pa
     assert weights and ours.keys() == fitted.keys()
     for key in weights:
         assert np.array_equal(ours[key], fitted[key]), key
+
+
+@pytest.mark.slow
+def test_a_duel_is_the_same_in_one_process_in_two_and_on_ray(ray) -> None:
+    """The duel's games are the tournaments' (chunks seeded from the recipe's seed): the
+    same figures whatever `--jobs` or the backend."""
+    gens = GenerationsConfig(judge="", duel_games=40)
+    figures = []
+    for res in (Resources(jobs=1), Resources(jobs=2), Resources(backend="ray")):
+        duel = Duel(str(ROOT / "checkpoints" / "td-acey-deucey.pt"), "acey-deucey", 5, res)
+        figures.append(judge(gens, "td-acey-deucey-gen2", duel)["duel"])
+    assert figures[0]["games"] == 40 and figures[0] == figures[1] == figures[2]
 
 
 def test_a_stage_config_written_reads_back_the_same(tmp_path: Path) -> None:
