@@ -21,6 +21,7 @@ import torch
 
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.main import main
+from vrhcaby.learn.labels import Shard
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.cube_judge import CubeSet
@@ -35,6 +36,7 @@ from vrhcaby.training.pipeline import (
     judge,
     write_toml,
 )
+from vrhcaby.training.run import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "recipes" / "tiny.toml"
@@ -320,6 +322,35 @@ def test_the_fit_on_device_cpu_is_the_default_fit_bit_for_bit(acey: Path, tmp_pa
     assert weights and ours.keys() == fitted.keys()
     for key in weights:
         assert np.array_equal(ours[key], fitted[key]), key
+
+
+@pytest.mark.slow
+def test_a_nackgammon_recipe_plays_nackgammon_in_every_stage(tmp_path: Path) -> None:
+    """The tiny recipe as Nackgammon, judged by a duel: the bootstrap learns Nackgammon, the
+    label run plays it (its first decision is Nack Ballard's layout of RULES.md §2), the
+    fit is of that variant, and the duel is played."""
+    run_dir = tmp_path / "run"
+    extra = ["variant=nackgammon", 'generations.judge=""', 'generations.cube_judge=""']
+    extra += ["generations.duel_games=20", "generations.count=1", "generations.label.sample=1.0"]
+    extra += ["generations.label.keep_agreeing=1.0"]  # every decision labelled: the first too
+    argv = command(run_dir, *(a for x in extra for a in ("--set", x)))
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = state(run_dir)
+    _, meta = checkpoint.load(doc["stages"]["bootstrap"]["network"], "backgammon")
+    assert meta["variant"] == "nackgammon"
+    fit = load_config(TrainConfig, run_dir / "stages" / "gen1-fit.toml")
+    assert fit.variant == "nackgammon"
+    layout = np.zeros(25, np.int8)
+    for point, checkers in ((24, 2), (23, 2), (13, 4), (8, 3), (6, 4)):
+        layout[point - 1] = checkers
+    shard = Shard.load(run_dir / "labels" / "gen1" / "shard-00000.npz")
+    assert Shard.meta(run_dir / "labels" / "gen1" / "shard-00000.npz")["config"]["variant"] == (
+        "nackgammon"
+    )
+    assert np.array_equal(shard.boards[0], np.stack([layout, layout]))
+    duel = doc["generations"][1]["duel"]
+    assert duel["games"] == 20 and doc["generations"][1]["promoted"] is (duel["ci95"][0] > 0)
 
 
 @pytest.mark.slow
