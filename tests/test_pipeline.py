@@ -192,6 +192,48 @@ def killed_in_the_first_fit_and_resumed(
 
 
 @pytest.mark.slow
+def test_sigint_to_the_pipeline_alone_stops_its_stage_and_resumes(
+    uninterrupted: Path, tmp_path: Path
+) -> None:
+    """`kill -INT` of the pipeline's process (not its process group: the stage runs in a
+    session of its own) reaches the running stage, which stops; the pipeline exits 130
+    with the stage unfinished, and the same command finishes the run as the
+    uninterrupted one."""
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(
+        command(run_dir),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            path = run_dir / "pipeline.json"
+            label = state(run_dir)["stages"].get("gen1/label", {}) if path.exists() else {}
+            if label.get("status") == "running":
+                break
+            assert process.poll() is None, "the run ended before its first label stage"
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGINT)  # the tiny stage lasts a second or two
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err[-2000:]
+    assert state(run_dir)["stages"]["gen1/label"]["status"] != "done"
+    last = err.decode().strip().splitlines()[-1]
+    assert "gen1/label" in last and "status 0 " not in last, last  # the stage got it
+    done = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for ours, theirs in zip(
+        state(run_dir)["generations"], state(uninterrupted)["generations"], strict=True
+    ):
+        assert ours["judged"] == theirs["judged"] and ours["promoted"] == theirs["promoted"]
+
+
+@pytest.mark.slow
 def test_a_changed_recipe_is_refused_naming_the_key(uninterrupted: Path) -> None:
     changed = subprocess.run(
         command(uninterrupted, "--set", "generations.margin=0.5"),

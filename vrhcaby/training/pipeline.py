@@ -379,15 +379,16 @@ def write_toml(path: Path, config: Any) -> Path:
 
 @contextlib.contextmanager
 def _forwarding(child: Callable[[], subprocess.Popen | None]) -> Iterator[list[int]]:
-    """While a stage runs, SIGTERM to the pipeline is passed on to it (Ctrl-C reaches it
-    anyway, through the terminal's process group: passed on too, it would be a second
-    one, which stops a training run at once); the signals received are listed."""
+    """While a stage runs, SIGINT and SIGTERM to the pipeline are passed on to it, each
+    once (the stage runs in a session of its own, so a terminal's Ctrl-C reaches the
+    pipeline alone, as a `kill -INT` of the pipeline's process does: a second one stops
+    a training run at once, as it would by itself); the signals received are listed."""
     received: list[int] = []
 
     def forward(signum: int, _frame: Any) -> None:
         received.append(signum)
         process = child()
-        if signum == signal.SIGTERM and process is not None and process.poll() is None:
+        if process is not None and process.poll() is None:
             process.send_signal(signum)
 
     old = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -425,8 +426,11 @@ def run_stage(state: State, name: str, argv: list[str], log: Path) -> None:
             [sys.executable, "-m", "vrhcaby.cli", *argv],
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
+        if received:  # a signal came while the stage was starting: it gets it now
+            process.send_signal(received[-1])
         status = process.wait()
     record["core_hours"] += (_children_seconds() - cpu) / 3600
     record["seconds"] += time.perf_counter() - wall
