@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import torch
 
+from agents import load_agent
 from vrhcaby.base.config import load_config
 from vrhcaby.cli.main import main
 from vrhcaby.learn.labels import Shard
@@ -81,7 +82,14 @@ def test_the_tiny_recipe_runs_every_stage_and_reports_them(uninterrupted: Path) 
         stages = [f"gen{g['generation']}/{s}" for s in ("label", "fit", "judge")]
         assert all(doc["stages"][s]["status"] == "done" for s in stages)
         assert g["labels"] > 0 and g["epochs"] == 2 and g["core_hours"] > 0
-        assert 0 < g["judged"]["0"] < 1 and g["cube_error"] is not None
+        assert 0 < g["judged"]["0"] < 1 and g["cube_error"] == g["cube_errors"]["0"]
+    # the cube error at each depth is the cube set's judgement of the agent at that depth
+    cubes = CubeSet.load(ROOT / "data" / "judge" / "gnubg-cube-2ply.npz").first(20)
+    last = gens[-1]
+    assert set(last["cube_errors"]) == {"0", "1"}
+    for plies, error in last["cube_errors"].items():
+        agent = load_agent(f"td:{last['network']}?cube_plies={plies}")
+        assert error == pytest.approx(1000 * cubes.errors(*cubes.answers(agent)).total.mean())
     # every stage's cost is summed into the run's, and the report has them all
     total = sum(s.get("core_hours", 0.0) for s in doc["stages"].values())
     assert doc["core_hours"] == pytest.approx(total)

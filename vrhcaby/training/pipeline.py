@@ -109,6 +109,10 @@ class GenerationsConfig:
     data/judge/gnubg-cube-2ply.npz) for a cube-error column ("": none)."""
     cube_decisions: int = 0
     """Judge the cube on the set's first this many decisions (0: all of them)."""
+    cube_plies: tuple[int, ...] = (0, 1)
+    """Cube look-aheads (`td?cube_plies=N`) the cube error is judged at: 0, Janowski on
+    the 0-ply probabilities; 1, the cubeful one-ply search that `vrhcaby cube` answers
+    with by default. The first is the report's `cube_error`, all are `cube_errors`."""
     duel_games: int = 0
     """Judge each generation by this many mirrored cubeless money games (an even number)
     against its teacher, on the recipe's seed, instead of by the judged set (which is
@@ -129,6 +133,8 @@ class GenerationsConfig:
             )
         if not self.judge_plies or any(p not in (0, 1, 2) for p in self.judge_plies):
             raise ValueError(f"generations.judge_plies must be 0, 1 or 2, got {self.judge_plies}")
+        if not self.cube_plies or any(p not in (0, 1, 2) for p in self.cube_plies):
+            raise ValueError(f"generations.cube_plies must be 0, 1 or 2, got {self.cube_plies}")
         if self.judge_decisions < 0 or self.cube_decisions < 0 or not math.isfinite(self.margin):
             raise ValueError("judge_decisions and cube_decisions must be 0 or more")
         if self.margin < 0:
@@ -303,7 +309,9 @@ def status_text(document: dict[str, Any]) -> str:
     ]
     for g in document["generations"]:
         judged = ", ".join(f"{p}-ply {c:.5f}" for p, c in g["judged"].items())
-        cube = "" if g.get("cube_error") is None else f"{g['cube_error']:.2f}"
+        cube = ", ".join(f"{p}-ply {e:.2f}" for p, e in (g.get("cube_errors") or {}).items())
+        if not cube and g.get("cube_error") is not None:  # a run judged before cube_errors
+            cube = f"{g['cube_error']:.2f}"
         duel = f" {duel_text(g.get('duel'))} |" if duels else ""
         lines.append(
             f"| {g['generation']} | {judged} | {cube} |{duel} {_blank(g['labels'])} | "
@@ -640,8 +648,17 @@ def judge(cfg: GenerationsConfig, network: str, duel: Duel | None = None) -> dic
         cubes = CubeSet.load(_data_file(cfg.cube_judge))
         if cfg.cube_decisions:
             cubes = cubes.first(cfg.cube_decisions)
-        answers = cubes.answers(load_agent(f"td:{network}"))
-        out["cube_error"] = float(1000 * cubes.errors(*answers).total.mean())
+        cube_errors = {
+            str(plies): float(
+                1000
+                * cubes.errors(
+                    *cubes.answers(load_agent(f"td:{network}?cube_plies={plies}"))
+                ).total.mean()
+            )
+            for plies in cfg.cube_plies
+        }
+        out["cube_errors"] = cube_errors
+        out["cube_error"] = cube_errors[str(cfg.cube_plies[0])]
     return out
 
 
@@ -804,6 +821,7 @@ def _generation(
         "judged": judged["judged"],
         "judged_se": judged["judged_se"],
         "cube_error": judged.get("cube_error"),
+        "cube_errors": judged.get("cube_errors"),
         "duel": judged.get("duel"),
         "labels": None,
         "epochs": None,
@@ -822,6 +840,8 @@ def _log_generation(cfg: PipelineConfig, generation: dict[str, Any]) -> None:
             writer.add_scalar(f"eval/judged_cost_{plies}ply", cost, k)
         if generation["cube_error"] is not None:
             writer.add_scalar("eval/cube_error_millipoints", generation["cube_error"], k)
+        for plies, error in (generation["cube_errors"] or {}).items():
+            writer.add_scalar(f"eval/cube_error_{plies}ply_millipoints", error, k)
         if generation["duel"]:
             writer.add_scalar("eval/duel_ppg_vs_teacher", generation["duel"]["ppg"], k)
         writer.add_scalar("charts/labels", generation["labels"] or 0, k)
