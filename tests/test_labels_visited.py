@@ -178,6 +178,10 @@ def test_rolls_without_a_reply_or_whose_best_reply_ends_the_game_are_skipped(tea
     for j in range(2, len(made.boards)):
         replies = made.after[made.decision == j]
         assert 1 <= len(replies) <= 2 and (replies[:, 1].sum(axis=1) > 0).all()
+    alone = labels._with_visited(
+        shard, np.array([True, False]), VISIT, labels.Counted(teacher), student, None
+    )
+    assert alone is shard  # nothing to visit: the shard as it was
 
 
 def test_visited_top_one_is_the_reply_the_one_ply_search_averages(teacher, student, visited):

@@ -487,6 +487,8 @@ def _with_visited(
     passes = (top == np.repeat(r.boards, rolls, axis=0)).all(axis=(1, 2))
     skipped = passes | (engine.game_value(top) != 0)  # the roll's best reply
     kept = np.flatnonzero(search.top_k(r.scores, r.parent, config.visited_top) & ~skipped[r.parent])
+    if not len(kept):
+        return shard
     kept = kept[np.argsort(r.parent[kept], kind="stable")]
     groups, local = np.unique(r.parent[kept], return_inverse=True)
     boards = r.boards[groups // rolls]
