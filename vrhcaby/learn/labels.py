@@ -294,6 +294,15 @@ class Counted:
         return self.inner.probabilities_from(roots, after, parent, *extra)  # type: ignore[attr-defined]
 
 
+def rolls(rng: np.random.Generator, n: int, opening: bool) -> np.ndarray:
+    """`n` rolls (n, 2) for the games on the move; an opening roll is never a double
+    (a double is rolled again), as the games' first turn is played."""
+    dice = rng.integers(1, 7, size=(n, 2))
+    while opening and (same := dice[:, 0] == dice[:, 1]).any():
+        dice[same] = rng.integers(1, 7, size=(int(same.sum()), 2))
+    return dice
+
+
 def self_play(
     student: ValueFunction, games: int, config: LabelConfig, rng: np.random.Generator
 ) -> _Decisions:
@@ -306,11 +315,7 @@ def self_play(
     first = True
     while live.any():
         idx = np.flatnonzero(live)
-        dice = rng.integers(1, 7, size=(len(idx), 2))
-        if first:  # the opening roll is never a double
-            while (same := dice[:, 0] == dice[:, 1]).any():
-                dice[same] = rng.integers(1, 7, size=(int(same.sum()), 2))
-            first = False
+        dice, first = rolls(rng, len(idx), first), False
         b = boards[idx]
         after, parent = engine.batch_afterstates(b, dice)
         if not len(after):  # every game on the move is blocked: the turns pass
@@ -395,11 +400,7 @@ def self_play_ad(
 
     while live.any():
         idx = np.flatnonzero(live)
-        dice = rng.integers(1, 7, size=(len(idx), 2))
-        if first:  # the opening roll is never a double
-            while (same := dice[:, 0] == dice[:, 1]).any():
-                dice[same] = rng.integers(1, 7, size=(int(same.sum()), 2))
-            first = False
+        dice, first = rolls(rng, len(idx), first), False
         b = boards[idx]
         chosen, again = b.copy(), np.zeros(len(idx), bool)
         after, parent, due = batch_afterstates_ad(b, dice, bonus=False)
