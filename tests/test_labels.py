@@ -459,6 +459,10 @@ def test_ctrl_c_keeps_the_shards_finished_and_a_rerun_continues(
         (["--shards", "0"], "shards must be at least 1"),
         (["--jobs", "0"], "--jobs must be at least 1"),
         (["--workers", "2"], "--address and --workers are for --backend ray"),
+        (["--set", "visited=1.5"], "visited must be between 0 and 1, got 1.5"),
+        (["--set", "visited=-0.1"], "visited must be between 0 and 1, got -0.1"),
+        (["--set", "visited_top=0"], "visited_top must be at least 1, got 0"),
+        (["--set", 'visited="all"'], "visited"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_and_nothing_is_written(tmp_path, extra, message):

@@ -331,22 +331,6 @@ def run_args(folder: Path, config: LabelConfig = VISIT) -> list[str]:
     return args
 
 
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (["--set", "visited=1.5"], "visited must be between 0 and 1, got 1.5"),
-        (["--set", "visited=-0.1"], "visited must be between 0 and 1, got -0.1"),
-        (["--set", "visited_top=0"], "visited_top must be at least 1, got 0"),
-        (["--set", 'visited="all"'], "visited"),
-    ],
-)
-def test_bad_visited_values_are_one_line_and_exit_2(tmp_path, extra, message):
-    code, out, err = label(*run_args(tmp_path / "out"), *extra)
-    assert code == 2 and out == ""
-    assert len(err.splitlines()) == 1 and message in err, err
-    assert not (tmp_path / "out").exists()
-
-
 def test_acey_deucey_has_no_visited_replies():
     with pytest.raises(ValueError, match=r"variant acey-deucey: visited must be 0, got 0\.5"):
         LabelConfig(variant="acey-deucey", plies=1, visited=0.5)
