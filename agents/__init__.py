@@ -16,6 +16,11 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
 ``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
 ==============================  ==========================================================
 
+The modules: `base` (the agent protocol, the context it is asked in), `simple` (random),
+`heuristic`, `pubeval`, `td` (the neural agent), `search` (the n-ply search, every roll
+at once), `cubeful` (cube decisions by cubeful look-ahead), `gnubg`, and acey-deucey's
+`turns_ad` (whole turns for people) and `search_ad` (its one-ply search, for labels).
+
 >>> load_agent("pubeval").name
 'pubeval'
 >>> load_agent("random?seed=3").name

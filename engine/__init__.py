@@ -5,6 +5,18 @@ torch, no I/O. Compiled code is loaded on the first use of the batched generator
 (`batch_afterstates*`, `engine.jit`): until then `legal_plays` walks one position in plain
 Python, so that a one-off question starts fast.
 
+The modules, from the bottom: `board` (facts of a bare board: checker counts, legality,
+pips, contact), `dice` (the 21 rolls and their weights), `text` (numbers read from text,
+a user's input quoted), `position` (the `Position` value), `play` (a turn as a value, its
+notation both ways, the legal plays of a roll), `plain` (one position's plays in plain
+Python), `movegen` (the batched move generator), `classify` (GNU Backgammon's position
+classes), `bearoff` and `bearoff_build` (the bear-off tables and their dynamic
+programs), `formats` (Position ID, Match ID, XGID), `variants` (starting layouts and
+their rules), `acey_deucey` (its entering checkers and the 1-2 bonus), `waiting` (position
+strings with `start` and waiting checkers), `game` (whole games from an injected
+generator), `svg` (the board as a picture), `sixdice` (the six-dice scoring game's
+rules), and `jit` and `aot` (kernels on first use, or from the ahead-of-time module).
+
 >>> import numpy as np, engine
 >>> pos = engine.Position.from_id("4HPwATDgc/ABMA")
 >>> sorted(str(p) for p in engine.legal_plays(pos, (6, 5)))[:3]

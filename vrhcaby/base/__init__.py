@@ -1,2 +1,3 @@
-"""Infrastructure every floor may use: numba switches, atomic files and the cache folder,
-TOML configs."""
+"""Infrastructure every floor may use: `jit` (numba switches), `files` (atomic files, the
+cache folder, files of arrays read with their headers checked, output paths checked) and
+`config` (TOML to dataclass)."""

@@ -1,4 +1,7 @@
-"""The `vrhcaby` command line: `main` runs it, one module per verb (`register`, `run`)."""
+"""The `vrhcaby` command line: `main` runs it, `common` holds what the verbs share, and
+one module per verb (`register`, `run`): `moves`, `show`, `hint`, `cube`, `eval`, `play`,
+`external`, `rollout`, `tournament`, `analyse`, `serve`, `dice`, `train`, `label`,
+`netset`, `pipeline`; `warm` builds the kernels at install."""
 
 import os
 

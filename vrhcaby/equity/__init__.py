@@ -1,2 +1,4 @@
-"""Outcome probabilities and what they are worth: equity and the change of view, match
-equity, cube decisions, the game context."""
+"""Outcome probabilities and what they are worth: `outcomes` (the five probabilities'
+names, equity and the change of view), `met` (match equity tables), `cube` (Janowski's
+cubeful equity and cube decisions), `context` (the game context: cube, score, rules) and
+`decisions` (cube decisions, play equities and resignations in a context)."""

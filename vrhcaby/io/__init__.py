@@ -1,2 +1,3 @@
-"""Files and wires: saved games and .mat files, gnubg's external-player protocol, the
-text board, pictures."""
+"""Files and wires: `matchfile` (saved games and .mat files), `external` (gnubg's
+external-player protocol), `board_text` (the text board), `plot` (pictures), and
+`answers` and `board_json` (what the analysis verbs compute and their JSON documents)."""

@@ -1,2 +1,5 @@
-"""Networks: input encodings, the value network and its numpy/numba evaluator,
-checkpoints, rule-aware outputs, the bear-off databases."""
+"""Networks: `encode` (input encodings), `net` (the value network and its numpy/numba
+evaluator), `netset` (a network per position class), `checkpoint` (the one writer and
+loader of checkpoints), `lawful` (rule-aware outputs), `bearoff_db` (the bear-off
+databases), `onesided` (the one-sided race evaluator) and `prune` (the search's pruning
+network)."""

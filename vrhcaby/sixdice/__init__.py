@@ -1,1 +1,3 @@
-"""The six-dice scoring game (vrhcaby, RULES.md section 3): its players, optimum and learner."""
+"""The six-dice scoring game (vrhcaby, RULES.md section 3): `players` (random, greedy,
+the exact optimum), `learner` (its network and game for the trainer), `specs` (agents by
+spec string)."""
