@@ -6,11 +6,12 @@ TD-Gammon was trained, or fit one to search labels (a distillation run).
     python train.py --config configs/recipes/full.toml --backend ray --address auto --workers 16
     python train.py --config configs/recipes/sixdice.toml     # the six-dice scoring game
 
-This module is the command line: the options, the config read and checked against them,
-torch's threads. The run itself (`TrainConfig`, the TD(λ) and distillation loops, their
-checkpoints and stops) lives in `vrhcaby.training.run`; the names it had here are
-re-exported for scripts that import them from this module. Ctrl-C saves a checkpoint of
-the last completed round, so `--resume` continues exactly (same dice, same weights).
+This module is the command line: the options, read into a checked config by
+`vrhcaby.training.run.configure` (which sets torch's threads too). The run itself
+(`TrainConfig`, the TD(λ) and distillation loops, their checkpoints and stops) lives in
+`vrhcaby.training.run`; the names it had here are re-exported for scripts that import
+them from this module. Ctrl-C saves a checkpoint of the last completed round, so
+`--resume` continues exactly (same dice, same weights).
 A config with `distill.labels` is a distillation run (`vrhcaby.learn.distill`).
 """
 
@@ -21,10 +22,7 @@ import sys
 
 import torch
 
-from vrhcaby.base.config import format_table, load_config
-from vrhcaby.base.files import check_output_dir
 from vrhcaby.cli.common import Parser, cpu_count
-from vrhcaby.play.ray import check_backend
 from vrhcaby.training.run import (  # re-exported: scripts import them from here
     Distillation,
     RunRecord,
@@ -44,6 +42,8 @@ from vrhcaby.training.run import (  # re-exported: scripts import them from here
     start_fresh,
     train,
 )
+from vrhcaby.training.run import configure as configure_run
+from vrhcaby.training.run import learner_threads as threads_for
 
 __all__ = [
     "Distillation",
@@ -73,44 +73,24 @@ __all__ = [
 
 
 def learner_threads(cfg: TrainConfig, backend: str, address: str | None) -> int:
-    """torch's CPU threads for the updates: `threads` when set; else one for a
-    distillation run (its small batches run several times slower on two threads of a
-    two-core machine than on one); else, when Ray starts its self-play workers on this
-    machine, the CPUs they leave (a learner with every core starves them); else torch's
-    own default."""
-    if cfg.threads:
-        return cfg.threads
-    if cfg.distilling:
-        return 1
-    if backend == "ray" and not address:
-        return max(1, cpu_count() - cfg.ray.workers)
-    return torch.get_num_threads()
+    """torch's CPU threads for the updates on this machine
+    (`vrhcaby.training.run.learner_threads` of its CPUs)."""
+    return threads_for(cfg, backend, address, cpu_count())
 
 
 def configure(args: argparse.Namespace) -> tuple[TrainConfig, torch.device]:
     """The run's configuration (the file, then --set, --device, --workers) and its torch
-    device, checked against the command line; torch's threads set; the config printed."""
-    overrides = list(args.set or [])
-    if args.device:
-        overrides.append(f"device={args.device}")
-    if args.workers is not None:
-        overrides.append(f"ray.workers={args.workers}")
-    cfg = find_inputs(load_config(TrainConfig, args.config, overrides), args.config)
-    device = resolve_device(cfg.device)
-    check_output_dir(cfg.checkpoint_dir, "checkpoint_dir")
-    check_output_dir(cfg.runs_dir, "runs_dir")
-    if args.backend == "ray" and cfg.game != "backgammon":
-        raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
-    if args.backend == "ray" and (cfg.netset.train or cfg.starts.network):
-        raise ValueError("netset.train and starts.network train with --backend local only")
-    if cfg.distilling and args.backend != "local":
-        raise ValueError("a distillation run fits in this process (--backend local)")
-    check_backend(args.backend)
-    if args.backend == "local" and (args.address or args.workers is not None):
-        raise ValueError("--address and --workers are for --backend ray")
-    torch.set_num_threads(learner_threads(cfg, args.backend, args.address))
-    print(f"resolved config:\n{format_table(cfg)}", flush=True)
-    return cfg, device
+    device, checked against the command line; torch's threads set; the config printed
+    (`vrhcaby.training.run.configure`)."""
+    return configure_run(
+        args.config,
+        list(args.set or []),
+        device=args.device,
+        backend=args.backend,
+        address=args.address,
+        workers=args.workers,
+        cpus=cpu_count(),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

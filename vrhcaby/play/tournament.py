@@ -25,6 +25,7 @@ resignation offers come only before a turn's first roll.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -589,6 +590,7 @@ def run_pair(
     backend: str = "local",
     workers: int = 0,
     done: Sequence[GameResult] = (),
+    on_chunk: Callable[[range, list[GameResult]], None] | None = None,
 ) -> tuple[list[GameResult], bool]:
     """All games of a pair and whether Ctrl-C cut them short (the finished ones are kept).
 
@@ -597,24 +599,35 @@ def run_pair(
     `done` holds the games of an earlier, interrupted run of this pair with the same
     settings: the chunks whose samples it completes are kept as they are, not played
     again (a chunk's games depend on the seed and its samples alone), the others played.
+    `on_chunk` is handed each chunk played here to its end, with its games, as it ends:
+    what a run saves as it goes, to hand a later run as `done` after a stop or a kill.
     """
     agents = (agent_a, agent_b)
     results: list[GameResult] = []
+    parts = []
+    finished = complete_samples(done, settings)
+    for chunk in growing_chunks(samples, CHUNK):
+        if all(s in finished for s in chunk):
+            results += [r for r in done if r.sample in chunk]
+        else:
+            parts.append(chunk)
+    if on_result:
+        for r in results:
+            on_result(r)
+    starts = [chunk.start for chunk in parts]
+    playing: dict[int, list[GameResult]] = {}  # a chunk's start -> its games so far
 
     def keep(r: GameResult) -> None:
         results.append(r)
         if on_result:
             on_result(r)
+        if on_chunk:
+            chunk = parts[bisect.bisect_right(starts, r.sample) - 1]
+            games = playing.setdefault(chunk.start, [])
+            games.append(r)
+            if len(complete_samples(games, settings)) == len(chunk):
+                on_chunk(chunk, playing.pop(chunk.start))
 
-    parts = []
-    finished = complete_samples(done, settings)
-    for chunk in growing_chunks(samples, CHUNK):
-        if all(s in finished for s in chunk):
-            for r in done:
-                if r.sample in chunk:
-                    keep(r)
-        else:
-            parts.append(chunk)
     if backend == "ray":
         from vrhcaby.play.ray import run_ray
 
@@ -734,12 +747,14 @@ def play_pair(
     backend: str = "local",
     workers: int = 0,
     done: Sequence[GameResult] = (),
+    on_chunk: Callable[[range, list[GameResult]], None] | None = None,
 ) -> PairResult:
     """Play `games` games (or matches) of A against B by `settings` and return A's results.
 
     Mirrored, `games` is rounded up to an even number: `ceil(games / 2)` pairs.
-    `backend` and `workers` choose where the games run, and `done` the games an earlier
-    run of the pair finished, as in `run_pair`.
+    `backend` and `workers` choose where the games run, `done` the games an earlier run
+    of the pair finished and `on_chunk` what is told of each chunk as it ends, as in
+    `run_pair`.
     """
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
@@ -776,6 +791,7 @@ def play_pair(
             workers=workers,
             on_result=tick if bar else None,
             done=done,
+            on_chunk=on_chunk,
         )
     finally:
         if bar:

@@ -28,16 +28,19 @@ extra rolls), the fits (an acey-deucey network reads the extra-roll flag of its 
 and the duels. The judged sets are of standard backgammon: another variant is judged by
 the duel.
 
-Each stage is a process of its own (`vrhcaby train` or `vrhcaby label` on a config the
-pipeline writes under RUN_DIR/stages/, which can be run again by hand), so that its CPU
-time, its local worker processes' included, is measured (`resource.RUSAGE_CHILDREN`) and
-a kill of the pipeline ends it too (Linux's parent-death signal). The judge runs in this
-process. RUN_DIR/pipeline.json, written atomically after every step, says what was done,
-what is next, and what each stage cost in core-hours and seconds; rerunning the command
-skips the stages done, a label stage resumes by shards and a TD or fit stage from its
-newest checkpoint. RUN_DIR/STATUS.md says the same for people, RUN_DIR/generations.svg
-draws the judged cost per generation, and RUN_DIR/tb/ holds the TensorBoard logs (each
-training stage's, and the pipeline's per-generation scalars under tb/pipeline).
+Each label, TD or fit stage is a process of its own (`python -m vrhcaby.training.stage
+label|train`, which does what `vrhcaby label` or `vrhcaby train` does, on a config the
+pipeline writes under RUN_DIR/stages/, which either verb can run again by hand), so that
+its CPU time, its local worker processes' included, is measured
+(`resource.RUSAGE_CHILDREN`) and a kill of the pipeline ends it too (Linux's parent-death
+signal). The judge runs in this process. RUN_DIR/pipeline.json, written atomically after
+every step, says what was done, what is next, and what each stage cost in core-hours and
+seconds; rerunning the command skips the stages done, a label stage resumes by shards, a
+TD or fit stage from its newest checkpoint and a duel by chunks of games (each kept in
+RUN_DIR/duels/genN/ as it ends). RUN_DIR/STATUS.md says the same for people,
+RUN_DIR/generations.svg draws the judged cost per generation, and RUN_DIR/tb/ holds the
+TensorBoard logs (each training stage's, and the pipeline's per-generation scalars under
+tb/pipeline).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +68,12 @@ from engine.variants import get_variant
 from vrhcaby.base.config import flatten, to_dict
 from vrhcaby.io.plot import points_svg
 from vrhcaby.learn.config import EvalConfig
-from vrhcaby.learn.labels import LabelConfig
+from vrhcaby.learn.labels import LabelConfig, file_digest
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.checkpoint import write_atomic
 from vrhcaby.nn.net import NetConfig
 from vrhcaby.play.judge import Judged
-from vrhcaby.play.tournament import MAX_GAMES, PairSettings, play_pair
+from vrhcaby.play.tournament import MAX_GAMES, GameResult, PairSettings, play_pair
 from vrhcaby.training.run import TrainConfig
 
 STATE = "pipeline.json"
@@ -415,10 +418,16 @@ class Stopped(Exception):
         self.status = status
 
 
+#: The stage processes' entry point, on this floor (`vrhcaby.training.stage`).
+STAGE = "vrhcaby.training.stage"
+
+
 def run_stage(state: State, name: str, argv: list[str], log: Path) -> None:
-    """Run one stage's command (`python -m vrhcaby.cli ARGV`), its output appended to
-    `log`; its CPU time (its processes' and their workers') and seconds added to the
-    stage's record, saved whether it ends or not; a `Stopped` if it does not end well."""
+    """Run one stage's process (`python -m vrhcaby.training.stage ARGV`, what
+    `vrhcaby label` or `vrhcaby train` would do with the same options), its output
+    appended to `log`; its CPU time (its processes' and their workers') and seconds added
+    to the stage's record, saved whether it ends or not; a `Stopped` if it does not end
+    well."""
     record = state.stages.setdefault(name, {"status": "running", "core_hours": 0.0, "seconds": 0.0})
     record["status"] = "running"
     record["attempts"] = record.get("attempts", 0) + 1
@@ -428,10 +437,10 @@ def run_stage(state: State, name: str, argv: list[str], log: Path) -> None:
     process: subprocess.Popen | None = None
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a") as out, _forwarding(lambda: process) as received:
-        out.write(f"$ vrhcaby {' '.join(argv)}\n")
+        out.write(f"$ python -m {STAGE} {' '.join(argv)}\n")
         out.flush()
         process = subprocess.Popen(
-            [sys.executable, "-m", "vrhcaby.cli", *argv],
+            [sys.executable, "-m", STAGE, *argv],
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -617,12 +626,15 @@ def _data_file(name: str) -> Path:
 @dataclass(frozen=True)
 class Duel:
     """What a generation's duel is played against and how: its teacher's network, the
-    recipe's variant and seed, the run's `Resources`."""
+    recipe's variant and seed, the run's `Resources`, and where its games are kept."""
 
     teacher: str
     variant: str
     seed: int
     res: Resources = Resources()
+    folder: str = ""
+    """Where each chunk of games is kept as it ends (`keep_chunk`), so that a duel cut
+    short resumes from the chunks finished (`kept_games`); "": nowhere."""
 
 
 def judge(cfg: GenerationsConfig, network: str, duel: Duel | None = None) -> dict[str, Any]:
@@ -666,13 +678,30 @@ def play_duel(network: str, duel: Duel, games: int) -> dict[str, Any]:
     """`games` mirrored cubeless money games of `network` against `duel.teacher` in
     `duel.variant` on `duel.seed` (the tournaments' `play_pair`, over `--jobs` processes
     or Ray): the candidate's points per game and its 95% interval, wins, gammons and
-    backgammons (candidate first). A KeyboardInterrupt when Ctrl-C cut it short (the
-    stage is played again on resume)."""
+    backgammons (candidate first). With `duel.folder`, each chunk of games is kept there
+    as it ends and a duel cut short (Ctrl-C, SIGKILL) plays only the chunks it lacks when
+    it is run again, to the same figures as a duel played straight through. A
+    KeyboardInterrupt when Ctrl-C cut it short."""
     res = duel.res
     if res.backend == "ray":
         from vrhcaby.play.ray import connect
 
         connect(res.address)
+    kept: list[GameResult] = []
+    keep: Callable[[range, list[GameResult]], None] | None = None
+    if duel.folder:
+        folder = Path(duel.folder)
+        head = {
+            "candidate": file_digest(find_checkpoint(network)),
+            "teacher": file_digest(find_checkpoint(duel.teacher)),
+            "variant": duel.variant,
+            "seed": duel.seed,
+        }
+        kept = kept_games(folder, head)
+
+        def keep(chunk: range, played: list[GameResult]) -> None:
+            keep_chunk(folder, chunk, played)
+
     result = play_pair(
         load_agent(f"td:{network}"),
         load_agent(f"td:{duel.teacher}"),
@@ -681,6 +710,8 @@ def play_duel(network: str, duel: Duel, games: int) -> dict[str, Any]:
         settings=PairSettings(variant=duel.variant, cube=False, mirrored=True),
         jobs=res.jobs,
         backend=res.backend,
+        done=kept,
+        on_chunk=keep,
     )
     if result.interrupted:
         raise KeyboardInterrupt
@@ -693,6 +724,43 @@ def play_duel(network: str, duel: Duel, games: int) -> dict[str, Any]:
         "gammons": list(result.gammons),
         "backgammons": list(result.backgammons),
     }
+
+
+#: What a duel's folder holds: DUEL_HEAD (what the duel is: its networks' digests, its
+#: variant and seed) and a file per chunk of games finished, chunk-<first sample>.json.
+DUEL_HEAD = "duel.json"
+_CHUNK = re.compile(r"chunk-\d+\.json")
+
+
+def keep_chunk(folder: Path, chunk: range, games: list[GameResult]) -> None:
+    """Keep a chunk of a duel's games (all of them finished) in `folder`, atomically."""
+    rows = [{k: int(v) for k, v in asdict(g).items() if k != "record"} for g in games]
+    document = {"samples": [chunk.start, chunk.stop], "games": rows}
+    write_atomic(folder / f"chunk-{chunk.start:08d}.json", json.dumps(document) + "\n")
+
+
+def kept_games(folder: Path, head: dict[str, Any]) -> list[GameResult]:
+    """The games of the chunks that the duel `head` describes kept in `folder`; a chunk
+    file that cannot be read is left out (its chunk is played again). A folder of another
+    duel (another head: other networks, variant or seed) has its chunks removed, and the
+    folder is given `head`."""
+    try:
+        same = json.loads((folder / DUEL_HEAD).read_text()) == head
+    except (OSError, ValueError):
+        same = False
+    paths = sorted(p for p in folder.glob("chunk-*.json") if _CHUNK.fullmatch(p.name))
+    if not same:
+        for path in paths:
+            path.unlink()
+        write_atomic(folder / DUEL_HEAD, json.dumps(head) + "\n")
+        return []
+    games: list[GameResult] = []
+    for path in paths:
+        try:
+            games += [GameResult(**row) for row in json.loads(path.read_text())["games"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return games
 
 
 def judge_stage(
@@ -779,7 +847,7 @@ def _generations(cfg: PipelineConfig, state: State, res: Resources) -> int:
     for k in range(1, gens.count + 1):
         labelled = label(cfg, state, res, k, champion)
         fitted = fit(cfg, state, res, k, champion, base)
-        duel = Duel(champion, cfg.variant, cfg.seed, res)
+        duel = Duel(champion, cfg.variant, cfg.seed, res, str(cfg.folder / "duels" / f"gen{k}"))
         judged = judge_stage(state, f"gen{k}/judge", gens, fitted["network"], duel)
         cost = judged["judged"].get(first_plies, math.nan)
         if gens.by_duel:

@@ -1,8 +1,9 @@
 """A training run as a library call: `TrainConfig` (the run's schema), the TD(λ) loop and
 the distillation loop, their checkpoints (`RunRecord`) and their stop (`StopSignal`).
 
-`run_training(cfg, device, ...)` is what `vrhcaby train` (and `python train.py`) runs once
-it has read the config; `vrhcaby pipeline` runs its TD and fit stages through it too. Read
+`configure(CONFIG, overrides, ...)` reads and checks a run's config and sets torch's threads,
+and `run_training(cfg, device, ...)` runs it: what `vrhcaby train` (and `python train.py`)
+does, and the pipeline's TD and fit stages too (`vrhcaby.training.stage train`). Read
 top to bottom: the run configuration, the trainer (fresh or resumed from the newest
 checkpoint), then the loop: a self-play round and its TD(λ) updates, logging, periodic
 evaluation (backgammon: against fixed opponents; six-dice: the mean final total against
@@ -39,7 +40,9 @@ import torch
 
 from agents import load_agent
 from agents.td import CHECKPOINTS, find_checkpoint
-from vrhcaby.base.config import format_table, to_dict
+from vrhcaby.base.config import format_table, load_config, to_dict
+from vrhcaby.base.files import check_output_dir
+from vrhcaby.base.process import cpu_count
 from vrhcaby.learn.backgammon import Backgammon
 from vrhcaby.learn.config import EvalConfig, TDConfig
 from vrhcaby.learn.distill import (
@@ -61,6 +64,7 @@ from vrhcaby.learn.students import SetTrainer, Student, is_set_checkpoint, singl
 from vrhcaby.learn.trainer import RoundStats, Trainer
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.net import NetConfig
+from vrhcaby.play.ray import check_backend
 from vrhcaby.sixdice.learner import SheetNetConfig, SixDice
 
 GAMES = ("backgammon", "sixdice")
@@ -305,6 +309,62 @@ def find_inputs(cfg: TrainConfig, config_file: str | None) -> TrainConfig:
         ),
         distill=replace(cfg.distill, labels=tuple(folder(f) for f in cfg.distill.labels)),
     )
+
+
+def learner_threads(cfg: TrainConfig, backend: str, address: str | None, cpus: int) -> int:
+    """torch's CPU threads for the updates: `threads` when set; else one for a
+    distillation run (its small batches run several times slower on two threads of a
+    two-core machine than on one); else, when Ray starts its self-play workers on this
+    machine (of `cpus` CPUs), the CPUs they leave (a learner with every core starves
+    them); else torch's own default."""
+    if cfg.threads:
+        return cfg.threads
+    if cfg.distilling:
+        return 1
+    if backend == "ray" and not address:
+        return max(1, cpus - cfg.ray.workers)
+    return torch.get_num_threads()
+
+
+def configure(
+    config_file: str | None,
+    overrides: Sequence[str] = (),
+    *,
+    device: str | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    cpus: int | None = None,
+) -> tuple[TrainConfig, torch.device]:
+    """A run's configuration (the file, then `overrides`, then `device` and `workers`, the
+    command line's `--device` and `--workers`) and its torch device, checked with the
+    backend and the output folders; torch's threads set for a machine of `cpus` CPUs
+    (default: those of this process, `vrhcaby.base.process.cpu_count`); the config
+    printed. What `vrhcaby train` and the pipeline's TD and fit stages
+    (`vrhcaby.training.stage train`) do before `run_training`; a ValueError of one line
+    when something is wrong."""
+    overrides = list(overrides)
+    if device:
+        overrides.append(f"device={device}")
+    if workers is not None:
+        overrides.append(f"ray.workers={workers}")
+    cfg = find_inputs(load_config(TrainConfig, config_file, overrides), config_file)
+    torch_device = resolve_device(cfg.device)
+    check_output_dir(cfg.checkpoint_dir, "checkpoint_dir")
+    check_output_dir(cfg.runs_dir, "runs_dir")
+    if backend == "ray" and cfg.game != "backgammon":
+        raise ValueError(f"--backend ray trains backgammon only, not game {cfg.game!r}")
+    if backend == "ray" and (cfg.netset.train or cfg.starts.network):
+        raise ValueError("netset.train and starts.network train with --backend local only")
+    if cfg.distilling and backend != "local":
+        raise ValueError("a distillation run fits in this process (--backend local)")
+    check_backend(backend)
+    if backend == "local" and (address or workers is not None):
+        raise ValueError("--address and --workers are for --backend ray")
+    cpus = cpu_count() if cpus is None else cpus
+    torch.set_num_threads(learner_threads(cfg, backend, address, cpus))
+    print(f"resolved config:\n{format_table(cfg)}", flush=True)
+    return cfg, torch_device
 
 
 @dataclass
