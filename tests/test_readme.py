@@ -6,6 +6,7 @@ The examples are the README's ``>>>`` lines; shell examples are plain code block
 
 from __future__ import annotations
 
+import argparse
 import doctest
 import re
 import unicodedata
@@ -94,3 +95,32 @@ def test_the_check_sees_links() -> None:
         slug("Cube and match play (`vrhcaby.equity.cube`)")
         == "cube-and-match-play-vrhcabyequitycube"
     )
+
+
+def _options(parser: argparse.ArgumentParser, verb: str = "") -> list[tuple[str, str]]:
+    """(verb, long option) of every verb of the command line, sub-verbs included."""
+    out = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out.append((f"{verb} {name}".strip(), ""))
+                out.extend(_options(sub, f"{verb} {name}".strip()))
+        else:
+            out.extend((verb, o) for o in action.option_strings if o.startswith("--"))
+    return [(v, o) for v, o in out if o != "--help"]
+
+
+def test_every_verb_and_option_is_documented() -> None:
+    """Each verb of `vrhcaby` (as ``vrhcaby VERB``) and each of its long options is named
+    in the README or a page of docs/ that it links to (the parser itself is the list)."""
+    from vrhcaby.cli.main import build_parser
+
+    text = "\n".join(p.read_text(encoding="utf-8") for p in PAGES)
+    options = _options(build_parser())
+    assert len(options) > 100 and ("tournament", "--no-mirror") in options
+    undocumented = [
+        f"vrhcaby {verb} {option}".strip()
+        for verb, option in options
+        if not re.search(re.escape(option or f"vrhcaby {verb}") + r"(?![\w-])", text)
+    ]
+    assert undocumented == []
