@@ -75,6 +75,34 @@ def test_fitting_lowers_the_training_loss(labels: Path) -> None:
     assert np.isfinite(after.teacher_0ply_error) and after.equity_error > 0
 
 
+def test_warmup_rises_linearly_then_follows_the_schedule(labels: Path) -> None:
+    """`distill.warmup`: each optimizer step's learning rate, as the optimizer had it when
+    stepping, over three epochs of a warm-up that ends inside the second, against the
+    formula: the epoch's geometric rate times (step + 1) / warmup while warming up."""
+    config = DistillConfig(batch_size=64, epochs=3, lr=1e-3, lr_end=1e-4, warmup=8)
+    fitted, _ = load_labels([labels], NET, config)
+    batches = -(-len(fitted) // config.batch_size)
+    assert batches < config.warmup < 2 * batches  # it ends inside the second epoch
+    torch.manual_seed(0)
+    model = build_model(NET)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    rates: list[float] = []
+    optimizer.register_step_pre_hook(lambda opt, *_: rates.append(opt.param_groups[0]["lr"]))
+    generator = torch.Generator().manual_seed(1)
+    for epoch in range(config.epochs):
+        fit_epoch(model, optimizer, fitted, config, epoch, generator)
+    want = []
+    for epoch in range(config.epochs):
+        epoch_rate = 1e-3 * (1e-4 / 1e-3) ** (epoch / 2)
+        for batch in range(batches):
+            step = epoch * batches + batch
+            want.append(epoch_rate * min(1.0, (step + 1) / 8))
+    np.testing.assert_allclose(rates, want, rtol=1e-12)
+    assert rates[0] == pytest.approx(1e-3 / 8) and rates[9] == pytest.approx(1e-3 * 0.1**0.5)
+    with pytest.raises(ValueError, match="warmup must be 0 or more"):
+        DistillConfig(warmup=-1)
+
+
 def test_held_out_scores_of_parts_average_to_the_whole(labels: Path) -> None:
     """Scores that are means over labels (the loss, the equity errors), weighted by the
     parts' labels (`HeldOut.mean`, how a set's students are reported as one), are those of
@@ -512,6 +540,41 @@ def test_grow_fits_a_wider_network_split_from_the_sets(
         ).max()
         > 0.001
     )
+
+
+def test_grow_deepens_the_sets_network_from_the_same_function(
+    tmp_path: Path, labels: Path, onesided_set: Path
+) -> None:
+    """`distill.grow` to a `[net]` of two hidden layers: the contact network gains a ReLU
+    identity layer (the set starts with its probabilities), the fit with a warm-up moves
+    it, and the fitted set loads and plays with the race evaluator carried."""
+    from vrhcaby.learn.students import SetTrainer
+
+    arrays, meta = checkpoint.load(onesided_set, "backgammon", sets=True)
+    deep = NetConfig("tesauro", (80, 80), "sigmoid", activations=("sigmoid", "relu"))
+    trainer = SetTrainer.of(meta, "standard", 1e-3, 1, {"contact": deep})
+    trainer.warm_start(arrays, meta, torch.Generator().manual_seed(3))
+    grown = trainer.network_set({})
+    before = load_evaluator(onesided_set)
+    boards = lockstep_positions(30, seed=4)[1]
+    np.testing.assert_allclose(grown.probabilities(boards), before.probabilities(boards), atol=1e-6)
+    config = write_config(tmp_path, labels, init_from=f'"{onesided_set}"')
+    changes = ["--set", "net.hidden=[80, 80]", "--set", 'net.activations=["sigmoid", "relu"]']
+    changes += ["--set", 'distill.grow=["contact"]', "--set", "distill.warmup=20"]
+    code, _, err = run_train(config, *changes)
+    assert code == 0, err
+    fitted = saved(tmp_path / "ck", EPOCHS)
+    assert fitted["set/contact/model/2.weight"].shape == (80, 80)
+    assert not np.array_equal(fitted["set/contact/model/2.weight"], np.eye(80))
+    for key in [k for k in arrays if k.startswith("set/race/")]:
+        np.testing.assert_array_equal(fitted[key], arrays[key], err_msg=key)
+    best = tmp_path / "ck" / "fit-best.pt"
+    assert load_evaluator(best).networks["contact"].net == deep  # type: ignore[union-attr]
+    assert (
+        np.abs(load_evaluator(best).probabilities(boards) - before.probabilities(boards)).max()
+        > 1e-3
+    )
+    assert play_pair(load_agent(f"td:{best}"), load_agent("random"), games=2, seed=1).games == 2
 
 
 def test_grow_names_what_it_cannot_grow(tmp_path: Path, labels: Path, onesided_set: Path) -> None:

@@ -74,7 +74,15 @@ class DistillConfig:
     grow: tuple[str, ...] = ()
     """Classes of an `init_from` network set whose networks are fitted as networks of the
     run's `[net]`, grown from the set's (wider hidden layers, an encoding that extends
-    theirs: `vrhcaby.learn.trainer.grown_state`); the others keep their shape."""
+    theirs: `vrhcaby.learn.trainer.grown_state`); the others keep their shape. A `[net]`
+    with more hidden layers than the set's deepens them: each added layer a ReLU layer
+    as wide as the last, started as the identity (``hidden = [1024, 1024]``,
+    ``activations = ["sigmoid", "relu"]`` from a 1,024-unit sigmoid network)."""
+    warmup: int = 0
+    """Optimizer steps (a network's batches, counted from the fit's first) of linear learning-rate
+    warm-up: step k (0-based) learns at (k + 1) / warmup of its epoch's rate, so a grown
+    network's new weights are not moved at full rate by the first, noisiest Adam steps
+    (0: none)."""
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -83,9 +91,12 @@ class DistillConfig:
             )
         if not 0 < self.lr_end <= self.lr:
             raise ValueError(f"need 0 < lr_end <= lr, got {self.lr_end}, {self.lr}")
-        if min(self.holdout_every, self.shards, self.equity_weight, self.rank_weight) < 0:
+        if (
+            min(self.holdout_every, self.shards, self.equity_weight, self.rank_weight, self.warmup)
+            < 0
+        ):
             raise ValueError(
-                "holdout_every, shards, equity_weight and rank_weight must be 0 or more"
+                "holdout_every, shards, equity_weight, rank_weight and warmup must be 0 or more"
             )
         for name in self.classes:
             if name not in NAMES:
@@ -344,6 +355,16 @@ def learning_rate(config: DistillConfig, epoch: int) -> float:
     return config.lr * (config.lr_end / config.lr) ** (epoch / (config.epochs - 1))
 
 
+def step_rate(config: DistillConfig, epoch: int, step: int) -> float:
+    """The learning rate of optimizer step `step` (0-based, counted from the fit's first),
+    one of epoch `epoch`'s: the epoch's `learning_rate`, times (step + 1) / warmup during
+    the `DistillConfig.warmup` steps of warm-up."""
+    rate = learning_rate(config, epoch)
+    if step < config.warmup:
+        rate *= (step + 1) / config.warmup
+    return rate
+
+
 def fit_epoch(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -352,15 +373,18 @@ def fit_epoch(
     epoch: int,
     generator: torch.Generator,
 ) -> float:
-    """One pass over `data` at epoch `epoch`'s learning rate, the decisions in a random
-    order (from `generator`), each decision's rows together; the mean training loss."""
-    for group in optimizer.param_groups:
-        group["lr"] = learning_rate(config, epoch)
+    """One pass over `data` at epoch `epoch`'s learning rate (`step_rate`: warmed up over
+    the fit's first steps, every epoch having as many steps as `data` has batches), the
+    decisions in a random order (from `generator`), each decision's rows together; the
+    mean training loss."""
     _, index = torch.unique(data.decision.cpu(), return_inverse=True)
     rank = torch.randperm(int(index.max()) + 1 if len(index) else 0, generator=generator)
     order = torch.argsort(rank[index], stable=True).to(data.inputs.device)
     total = 0.0
+    first = epoch * -(-len(data) // config.batch_size)  # the steps of the epochs before
     for s in range(0, len(data), config.batch_size):
+        for group in optimizer.param_groups:
+            group["lr"] = step_rate(config, epoch, first + s // config.batch_size)
         rows = order[s : s + config.batch_size]
         batch_loss = loss(model, data, rows, config)
         optimizer.zero_grad(set_to_none=True)

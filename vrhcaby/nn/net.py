@@ -71,21 +71,47 @@ class NetConfig:
     hidden: tuple[int, ...] = (80,)
     """Hidden layer sizes, input side first."""
     activation: str = "sigmoid"
-    """Hidden activation: sigmoid, tanh or relu."""
+    """Hidden activation: sigmoid, tanh or relu (of the first hidden layer, and of every
+    hidden layer unless `activations` says otherwise)."""
     variant_inputs: bool = False
     """Read acey-deucey boards (N, 2, 26) and add `vrhcaby.nn.encode.VARIANT_INPUTS` (waiting
     checkers per side, the mover rolls again); the trainer sets it for that variant only."""
+    activations: tuple[str, ...] = ()
+    """Each hidden layer's activation, input side first, when they differ (a network
+    deepened by `vrhcaby.learn.trainer.grown_state`: a ReLU layer after a sigmoid one);
+    its first is `activation`. Empty, or all equal: every layer `activation` (kept empty,
+    so a network of one activation has one description, as before the field)."""
 
     def __post_init__(self) -> None:
         get_encoding(self.encoding)
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(
-                f"unknown activation {self.activation!r} (known: {', '.join(ACTIVATIONS)})"
-            )
+        for name in (self.activation, *self.activations):
+            if name not in ACTIVATIONS:
+                raise ValueError(
+                    f"unknown activation {name!r:.40} (known: {', '.join(ACTIVATIONS)})"
+                )
         if not self.hidden or any(int(h) < 1 for h in self.hidden):
             raise ValueError(f"hidden sizes must be positive integers, got {self.hidden}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        activations = tuple(self.activations)
+        if activations and len(activations) != len(self.hidden):
+            raise ValueError(
+                f"activations names {len(activations)} layers' activations, but the network "
+                f"has {len(self.hidden)} hidden layers"
+            )
+        if activations and activations[0] != self.activation:
+            raise ValueError(
+                f"activations starts with {activations[0]!r}, but activation (the first "
+                f"hidden layer's) is {self.activation!r}"
+            )
+        if len(set(activations)) == 1:
+            activations = ()
+        object.__setattr__(self, "activations", activations)
         check_weights(self.sizes)
+
+    @property
+    def layer_activations(self) -> tuple[str, ...]:
+        """Each hidden layer's activation, input side first."""
+        return self.activations or (self.activation,) * len(self.hidden)
 
     @property
     def inputs(self) -> int:
@@ -113,25 +139,33 @@ class NetConfig:
         return (self.inputs, *self.hidden, len(OUTCOMES))
 
     def describe(self) -> str:
-        """Layer widths and activation, e.g. ``198-80-5 sigmoid (tesauro)``."""
+        """Layer widths and activation, e.g. ``198-80-5 sigmoid (tesauro)``, or each hidden
+        layer's when they differ, e.g. ``256-1024-1024-5 sigmoid,relu (contact)``."""
         variant = "+acey-deucey" if self.variant_inputs else ""
-        return f"{'-'.join(map(str, self.sizes))} {self.activation} ({self.encoding}{variant})"
+        activation = ",".join(self.activations) or self.activation
+        return f"{'-'.join(map(str, self.sizes))} {activation} ({self.encoding}{variant})"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able fields; `variant_inputs` only when set, so other nets' dicts never
-        change."""
-        data = {**asdict(self), "hidden": list(self.hidden)}
+        """JSON-able fields; `variant_inputs` and `activations` only when set, so other
+        nets' dicts never change."""
+        data = {**asdict(self), "hidden": list(self.hidden), "activations": list(self.activations)}
         if not self.variant_inputs:
             del data["variant_inputs"]
+        if not self.activations:
+            del data["activations"]
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NetConfig:
+        activations = data.get("activations", [])
+        if not isinstance(activations, list | tuple):
+            raise ValueError(f"activations is not a list: {activations!r:.60}")
         return cls(
             encoding=str(data["encoding"]),
             hidden=tuple(data["hidden"]),
             activation=str(data["activation"]),
             variant_inputs=bool(data.get("variant_inputs", False)),
+            activations=tuple(str(a) for a in activations),
         )
 
 
@@ -167,11 +201,11 @@ def build_model(config: NetConfig) -> torch.nn.Sequential:
 
     activation = {"sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
     layers: list[torch.nn.Module] = []
-    sizes = config.sizes
-    for i, (width_in, width_out) in enumerate(itertools.pairwise(sizes)):
+    for width_in, width_out, name in zip(
+        config.sizes[:-1], config.sizes[1:], (*config.layer_activations, "sigmoid"), strict=True
+    ):
         layers.append(torch.nn.Linear(width_in, width_out))
-        last = i == len(sizes) - 2
-        layers.append(torch.nn.Sigmoid() if last else activation[config.activation]())
+        layers.append(activation[name]())
     return torch.nn.Sequential(*layers)
 
 
@@ -491,14 +525,18 @@ class Evaluator:
         return layer
 
     def _head(self, layer: np.ndarray) -> np.ndarray:
+        """The five outputs of the first hidden layer's pre-activations `layer` (N, width):
+        the other hidden layers in numpy (a matrix product), each with its activation,
+        then the last one's activation and the output layer in one kernel."""
         x = layer
-        for w, b in self.weights[1:-1]:
-            x = _np_activation(self.net.activation, x) @ w.T
+        *inner, last = self.net.layer_activations
+        for (w, b), name in zip(self.weights[1:-1], inner, strict=True):
+            x = _np_activation(name, x) @ w.T
             x += b
         w, b = self.weights[-1]
         if in_numpy(x.shape[0]):
-            return joint(_last_layer_numpy(x, self.net.activation, w, b))
-        return joint(_last_layer(x, ACTIVATIONS.index(self.net.activation), w, b))
+            return joint(_last_layer_numpy(x, last, w, b))
+        return joint(_last_layer(x, ACTIVATIONS.index(last), w, b))
 
     def probabilities(
         self, afterstates: np.ndarray, extra_turn: np.ndarray | None = None
