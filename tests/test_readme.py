@@ -1,5 +1,6 @@
-"""The documentation holds: the README's Python examples run as doctests, and every relative
-link in the README and in docs/ leads to a file (and, with a `#fragment`, to a heading).
+"""The documentation holds: the README's Python examples run as doctests, every relative
+link in the README, in docs/ and in the folders' READMEs leads to a file (and, with a
+`#fragment`, to a heading), and every verb and option of the command line is documented.
 
 The examples are the README's ``>>>`` lines; shell examples are plain code blocks, not run.
 """
@@ -15,7 +16,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+#: The README, the pages of docs/, and the READMEs of the folders the README links to.
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *(ROOT / d / "README.md" for d in ("configs", "configs/distill", "checkpoints", "data/labels")),
+]
 WITH_EXAMPLES = [p for p in PAGES if ">>> " in p.read_text(encoding="utf-8")]
 
 #: `[text](target)` and `![alt](target)`, the target up to the first space or `)`.
