@@ -27,6 +27,7 @@ pytest.importorskip("fastapi", reason="vrhcaby serve needs the serve extra")
 from fastapi.testclient import TestClient
 
 from vrhcaby.cli.main import main
+from vrhcaby.equity.outcomes import SHORT_NAMES
 from vrhcaby.serve.app import MAX_BODY, create_app
 from vrhcaby.serve.work import Busy, Limits, Service
 
@@ -182,6 +183,9 @@ def test_openapi_health_and_the_board_are_served(client):
     assert page.status_code == 200 and "board.js" in page.text
     for name in ("board.js", "board.css"):
         assert client.get(f"/board/{name}").status_code == 200
+    # The page's heads of the five probabilities are the command line's, in their order.
+    heads = re.search(r"const NAMES = (\[[^\]]*\]);", client.get("/board/board.js").text)
+    assert heads is not None and json.loads(heads.group(1)) == list(SHORT_NAMES)
 
 
 # --- a match analysed ------------------------------------------------------------------

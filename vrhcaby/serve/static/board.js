@@ -8,6 +8,8 @@
 "use strict";
 
 const START = "4HPwATDgc/ABMA";
+// The five probabilities' heads: vrhcaby.equity.outcomes.SHORT_NAMES (tests/test_serve.py
+// checks that they are the same).
 const NAMES = ["W", "W(g)", "W(bg)", "L(g)", "L(bg)"];
 const $ = (id) => document.getElementById(id);
 
