@@ -1,4 +1,4 @@
-"""Agent and tournament throughput, and the yardstick matches quoted in the README.
+"""Agent and tournament throughput, and the yardstick matches (docs/benchmarks.md, commands.md).
 
     python bench/agents.py                      # games/s, and td 2-ply seconds per move
     python bench/agents.py --yardstick --games 10000 --jobs 2

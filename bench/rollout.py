@@ -1,4 +1,4 @@
-"""Rollout throughput and what variance reduction buys, the figures quoted in the README.
+"""Rollout throughput and what variance reduction buys (docs/benchmarks.md, docs/commands.md).
 
     python bench/rollout.py                    # 1,296 trials of the start position, 0-ply
     python bench/rollout.py --net PATH --trials 1296 --jobs 2
