@@ -127,11 +127,15 @@ def shipped_contact() -> tuple[dict[str, np.ndarray], NetConfig]:
     return member, NetConfig.from_dict(member_meta["net"])
 
 
-def deepened(saved: NetConfig, member: dict, wider: int = 0, split: int | None = None):
+def deepened(
+    saved: NetConfig, member: dict, wider: int = 0, split: int | None = None, added: int = 0
+):
     """The saved network grown by `wider` units (split with seed `split`) and deepened by a
-    ReLU layer, as an `Evaluator`."""
+    ReLU layer (as wide, or `added` units wide), as an `Evaluator`."""
     width = saved.hidden[0] + wider
-    deep = NetConfig(saved.encoding, (width, width), "sigmoid", activations=("sigmoid", "relu"))
+    deep = NetConfig(
+        saved.encoding, (width, added or width), "sigmoid", activations=("sigmoid", "relu")
+    )
     torch.manual_seed(0)
     model = build_model(deep)
     generator = None if split is None else torch.Generator().manual_seed(split)
@@ -190,12 +194,42 @@ def test_a_deepened_set_plays_and_searches_as_the_shipped_one(tmp_path: Path) ->
     )
 
 
+def test_a_relay_layer_keeps_the_probabilities_of_any_network() -> None:
+    """A narrower added layer relays the output layer's logits (ReLU(z), ReLU(-z)): the
+    shipped network deepened by 128 units, and a tanh network (which no identity keeps)
+    deepened twice, against the saved network and a plain forward pass."""
+    member, saved = shipped_contact()
+    grown = deepened(saved, member, added=128)
+    assert grown.net.describe() == "256-1024-128-5 sigmoid,relu (contact)"
+    reference = load_evaluator(SHIPPED).networks["contact"]  # type: ignore[union-attr]
+    roots, after, parent = lockstep_positions(6, seed=9)
+    np.testing.assert_allclose(
+        grown.probabilities(after), reference.probabilities(after), atol=1e-6
+    )
+    np.testing.assert_allclose(
+        grown.probabilities_from(roots, after, parent), reference.probabilities(after), atol=1e-6
+    )
+    tanh = NetConfig("tesauro", (12,), "tanh")
+    weights = random_weights(tanh, 3)
+    deep = NetConfig("tesauro", (12, 16, 16), "tanh", activations=("tanh", "relu", "relu"))
+    model = build_model(deep)
+    model.load_state_dict(grown_state(model, checkpoint.layer_arrays(weights), tanh, deep))
+    grown_weights = weights_from_model(model)
+    assert np.abs(grown_weights[1][0][10:]).max() > 0  # its spare units: random inputs ...
+    np.testing.assert_array_equal(grown_weights[2][0], np.eye(16))  # then the identity
+    assert np.abs(grown_weights[3][0][:, 10:]).max() == 0  # ... and no weight to the outputs
+    np.testing.assert_allclose(
+        plain_forward(deep, grown_weights, after), plain_forward(tanh, weights, after), atol=1e-6
+    )
+
+
 @pytest.mark.parametrize(
     ("hidden", "activations", "message"),
     [
-        ((80, 64), ("sigmoid", "relu"), "each added hidden layer is a ReLU layer as wide"),
+        ((80, 8), ("sigmoid", "relu"), "each added hidden layer is a ReLU layer.*at least 10"),
         ((80, 80), ("sigmoid", "tanh"), "each added hidden layer is a ReLU layer"),
         ((80,), ("relu",), "the activations of the saved hidden layers must match"),
+        ((64, 64), ("sigmoid", "relu"), "no layer may shrink"),
     ],
 )
 def test_what_cannot_deepen_is_named(hidden: tuple, activations: tuple, message: str) -> None:
@@ -204,7 +238,3 @@ def test_what_cannot_deepen_is_named(hidden: tuple, activations: tuple, message:
     target = NetConfig("tesauro", hidden, activations[0], activations=activations)
     with pytest.raises(ValueError, match=message):
         grown_state(build_model(target), arrays, saved, target)
-    tanh = NetConfig("tesauro", (80,), "tanh")
-    after_tanh = NetConfig("tesauro", (80, 80), "tanh", activations=("tanh", "relu"))
-    with pytest.raises(ValueError, match="after a sigmoid or ReLU layer"):
-        grown_state(build_model(after_tanh), arrays, tanh, after_tanh)

@@ -75,9 +75,10 @@ class DistillConfig:
     """Classes of an `init_from` network set whose networks are fitted as networks of the
     run's `[net]`, grown from the set's (wider hidden layers, an encoding that extends
     theirs: `vrhcaby.learn.trainer.grown_state`); the others keep their shape. A `[net]`
-    with more hidden layers than the set's deepens them: each added layer a ReLU layer
-    as wide as the last, started as the identity (``hidden = [1024, 1024]``,
-    ``activations = ["sigmoid", "relu"]`` from a 1,024-unit sigmoid network)."""
+    with more hidden layers than the set's deepens them, keeping their function: each
+    added layer a ReLU layer, the identity when as wide as the layer below
+    (``hidden = [1024, 1024]``, ``activations = ["sigmoid", "relu"]`` from a 1,024-unit
+    sigmoid network), else a relay of the outputs (``hidden = [1024, 128]``)."""
     warmup: int = 0
     """Optimizer steps (a network's batches, counted from the fit's first) of linear learning-rate
     warm-up: step k (0-based) learns at (k + 1) / warmup of its epoch's rate, so a grown

@@ -230,24 +230,32 @@ def grown_state(
     weights (1% of that layer's weight spread), which is all that tells them apart from
     their source under Adam; the network first plays almost as the saved one did.
 
-    Depth (Net2DeeperNet, the same paper): the hidden layers `net` has beyond the saved
-    ones are inserted after the last saved (grown) one, before the output layer, each a
-    ReLU layer as wide as the layer below it, initialised to the identity (weights the
-    unit matrix, biases zero). Below it is a sigmoid or ReLU layer, whose values are never
-    negative, so the ReLU passes them unchanged and the network computes exactly the
-    saved one's probabilities (with or without `split`). No noise is added, as Net2Net
-    adds none to a deeper layer: noise tells copies of one unit apart, and the identity's
-    units are no copies (each reads a unit of its own). Nor does it need noise to learn:
-    every one of its weights has a gradient from the first step (its inputs, the units
-    below, are not zero), Adam moves each by about the learning rate at once (noise of a
-    size that keeps the function, 0.1% of the weights' spread, is smaller than one step of
-    a fit), so a unit soon mixes several features, and a bias driven below zero makes it
-    bend (measured: with 1% noise the probabilities of `td-contact-gen3.pt` grown so moved
-    by 0.004 on average, 0.03 at most, before any fitting).
+    Depth: the hidden layers `net` has beyond the saved ones are inserted after the last
+    saved (grown) one, before the output layer, each a ReLU layer, so that the network
+    computes exactly the saved one's probabilities (with or without `split`):
+
+    - one as wide as the layer below it, after a sigmoid or ReLU layer, is the identity
+      (Net2DeeperNet, the same paper: weights the unit matrix, biases zero): the values
+      below are never negative, so the ReLU passes them unchanged;
+    - one of another width, at least twice the outputs, relays the output layer: its
+      first units are ReLU(z) and ReLU(-z) of the output layer's pre-activations z (its
+      weights and bias, and their negatives), and the new output layer takes their
+      difference, z again, whatever the activation below. Its other units start with the
+      model's random incoming weights and no outgoing weight. This adds a layer of the
+      width (and the cost per evaluation) one chooses: 1,024 -> 128 costs an eighth of
+      1,024 -> 1,024's product.
+
+    No noise is added, as Net2Net adds none to a deeper layer: noise tells copies of one
+    unit apart, and these units are no copies. Nor do they need noise to learn: every
+    weight of the new layer has a gradient from the first step (its inputs are not zero;
+    a ReLU unit of random weights is no constant, so the relay's spare units' outgoing
+    weights have gradients too), and Adam moves each by about the learning rate at once
+    (noise of a size that keeps the function, 0.1% of the identity's spread, is smaller
+    than one step of a fit; measured: with 1% the probabilities of `td-contact-gen3.pt`
+    deepened by the identity moved by 0.004 on average, 0.03 at most, before any fitting).
     """
-    depth = len(saved.hidden)
+    depth, outputs = len(saved.hidden), net.sizes[-1]
     below = net.layer_activations[:depth]
-    deeper = list(zip(net.hidden[depth:], net.layer_activations[depth:], strict=True))
     grows = (
         below == saved.layer_activations
         and saved.variant_inputs == net.variant_inputs
@@ -264,37 +272,50 @@ def grown_state(
             "the activations of the saved hidden layers must match, no layer may shrink or "
             "go, and the encoding must be the same or one that extends it"
         )
-    if deeper and (
-        below[-1] not in ("sigmoid", "relu")
-        or any(width != net.hidden[depth - 1] or act != "relu" for width, act in deeper)
+    added = range(depth, len(net.hidden))
+    identity = [
+        net.hidden[i] == net.hidden[i - 1] and net.layer_activations[i - 1] in ("sigmoid", "relu")
+        for i in added
+    ]
+    if any(net.layer_activations[i] != "relu" for i in added) or any(
+        net.hidden[i] < 2 * outputs and not same for i, same in zip(added, identity, strict=True)
     ):
         raise ValueError(
             f"cannot deepen a {saved.describe()} network to {net.describe()}: each added "
-            "hidden layer is a ReLU layer as wide as the last saved one, after a sigmoid or "
-            "ReLU layer (whose values the ReLU passes unchanged)"
+            "hidden layer is a ReLU layer, as wide as a sigmoid or ReLU layer below it (the "
+            f"identity) or at least {2 * outputs} wide (a relay of the outputs)"
         )
     fresh = model.state_dict()
-    # the saved layers and the output layer, under the saved network's names
-    shallow = [f"{2 * i}.{kind}" for i in range(depth + 1) for kind in ("weight", "bias")]
-    output = [f"{2 * len(net.hidden)}.{kind}" for kind in ("weight", "bias")]
-    names = dict(zip(shallow, shallow[:-2] + output, strict=True))
     old = {}
-    for name in shallow:
-        if f"model/{name}" not in arrays:
-            raise ValueError(f"the checkpoint lacks weights model/{name}")
-        old[name] = torch.from_numpy(np.array(arrays[f"model/{name}"], np.float32))
-    fresh_shallow = {name: fresh[names[name]] for name in shallow}
+    for i in range(depth + 1):  # the saved layers and the output layer
+        for kind in ("weight", "bias"):
+            if f"model/{2 * i}.{kind}" not in arrays:
+                raise ValueError(f"the checkpoint lacks weights model/{2 * i}.{kind}")
+            old[f"{2 * i}.{kind}"] = torch.from_numpy(
+                np.array(arrays[f"model/{2 * i}.{kind}"], np.float32)
+            )
+    # the saved layers grown in width, with an output layer as wide as the last of them
+    shallow = {name: fresh[name] for name in old if int(name.split(".")[0]) < 2 * depth}
+    shallow[f"{2 * depth}.weight"] = torch.zeros(outputs, net.hidden[depth - 1])
+    shallow[f"{2 * depth}.bias"] = torch.zeros(outputs)
     if split is None:
-        widened = _padded(fresh_shallow, old)
+        grown = _padded(shallow, old)
     else:
-        widened = _split(fresh_shallow, old, [*saved.hidden, net.sizes[-1]], split)
-    grown = {names[name]: tensor for name, tensor in widened.items()}
-    for layer in range(depth, len(net.hidden)):
-        width = net.hidden[layer]
-        grown[f"{2 * layer}.weight"], grown[f"{2 * layer}.bias"] = (
-            torch.eye(width),
-            torch.zeros(width),
-        )
+        grown = _split(shallow, old, [*saved.hidden, outputs], split)
+    w_out, b_out = grown.pop(f"{2 * depth}.weight"), grown.pop(f"{2 * depth}.bias")
+    for i, same in zip(added, identity, strict=True):
+        width, w_name, b_name = net.hidden[i], f"{2 * i}.weight", f"{2 * i}.bias"
+        if same:
+            grown[w_name], grown[b_name] = torch.eye(width), torch.zeros(width)
+            continue
+        w, b = fresh[w_name].clone(), fresh[b_name].clone()
+        w[:outputs], b[:outputs] = w_out, b_out
+        w[outputs : 2 * outputs], b[outputs : 2 * outputs] = -w_out, -b_out
+        grown[w_name], grown[b_name] = w, b
+        w_out, b_out = torch.zeros(outputs, width), torch.zeros(outputs)
+        w_out[:, :outputs] = torch.eye(outputs)
+        w_out[:, outputs : 2 * outputs] = -torch.eye(outputs)
+    grown[f"{2 * len(net.hidden)}.weight"], grown[f"{2 * len(net.hidden)}.bias"] = w_out, b_out
     return grown
 
 
