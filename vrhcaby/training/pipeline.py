@@ -429,14 +429,16 @@ def run_stage(state: State, name: str, argv: list[str], log: Path) -> None:
     to the stage's record, saved whether it ends or not; a `Stopped` if it does not end
     well."""
     record = state.stages.setdefault(name, {"status": "running", "core_hours": 0.0, "seconds": 0.0})
-    record["status"] = "running"
-    record["attempts"] = record.get("attempts", 0) + 1
-    state.next = name
-    state.save()
-    cpu, wall = _children_seconds(), time.perf_counter()
     process: subprocess.Popen | None = None
     log.parent.mkdir(parents=True, exist_ok=True)
+    # the signals are passed on from before the record says "running": one that comes as
+    # it is saved is the stage's (it gets it as it starts), not the pipeline's own
     with open(log, "a") as out, _forwarding(lambda: process) as received:
+        record["status"] = "running"
+        record["attempts"] = record.get("attempts", 0) + 1
+        state.next = name
+        state.save()
+        cpu, wall = _children_seconds(), time.perf_counter()
         out.write(f"$ python -m {STAGE} {' '.join(argv)}\n")
         out.flush()
         process = subprocess.Popen(
