@@ -1,8 +1,9 @@
 """A pipeline generation's duel (`vrhcaby.training.pipeline.play_duel`) resumes from the
 chunks of games it finished: cut short after some chunks and run again, it plays only
 the chunks it lacks and ends with the figures of a duel played straight through, bit for
-bit; a chunk file that cannot be read is played again, and the chunks of another duel
-(another seed) are not taken for this one's.
+bit; a chunk file that cannot be read is played again, the chunks of another duel
+(another seed) are not taken for this one's, and the chunks played by worker processes
+(`--jobs 2`) are kept as well.
 
 The chunks a duel plays are seen by wrapping the tournaments' `play_chunk`, which
 `run_pair` calls once per chunk in a single process (`--jobs 1`); they are checked
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from vrhcaby.play import tournament
-from vrhcaby.training.pipeline import DUEL_HEAD, Duel, play_duel
+from vrhcaby.training.pipeline import DUEL_HEAD, Duel, Resources, play_duel
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATE = str(ROOT / "checkpoints" / "td-80.pt")
@@ -107,3 +108,17 @@ def test_an_unreadable_chunk_is_played_again_and_another_duels_chunks_are_not_ta
     other = play_duel(CANDIDATE, duel(folder, seed=4), GAMES)
     assert played == chunks and other != straight  # another seed: every chunk played anew
     assert json.loads((folder / DUEL_HEAD).read_text())["seed"] == 4
+
+
+def test_a_duel_in_two_processes_keeps_every_chunk_for_a_resumed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks that worker processes play are kept by the pipeline's process as they
+    come back: a run on `--jobs 2` leaves them all, and a run after it plays none."""
+    folder = tmp_path / "duel"
+    two = play_duel(CANDIDATE, Duel(TEACHER, "standard", 3, Resources(jobs=2), str(folder)), GAMES)
+    chunks = reference_chunks(GAMES // 2)
+    kept = sorted(p.name for p in folder.glob("chunk-*.json"))
+    assert kept == [f"chunk-{c.start:08d}.json" for c in chunks]
+    played = watch(monkeypatch)
+    assert play_duel(CANDIDATE, duel(folder), GAMES) == two and played == []
