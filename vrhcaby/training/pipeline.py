@@ -46,6 +46,7 @@ tb/pipeline).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import re
@@ -700,10 +701,7 @@ def play_duel(network: str, duel: Duel, games: int) -> dict[str, Any]:
             "seed": duel.seed,
         }
         kept = kept_games(folder, head)
-
-        def keep(chunk: range, played: list[GameResult]) -> None:
-            keep_chunk(folder, chunk, played)
-
+        keep = functools.partial(keep_chunk, folder)
     result = play_pair(
         load_agent(f"td:{network}"),
         load_agent(f"td:{duel.teacher}"),
