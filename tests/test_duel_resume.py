@@ -3,7 +3,8 @@ chunks of games it finished: cut short after some chunks and run again, it plays
 the chunks it lacks and ends with the figures of a duel played straight through, bit for
 bit; a chunk file that cannot be read is played again, the chunks of another duel
 (another seed) are not taken for this one's, and the chunks played by worker processes
-(`--jobs 2`) are kept as well.
+(`--jobs 2`) are kept as well. A duel killed with SIGKILL in a process of its own resumes
+from the chunks on disk.
 
 The chunks a duel plays are seen by wrapping the tournaments' `play_chunk`, which
 `run_pair` calls once per chunk in a single process (`--jobs 1`); they are checked
@@ -13,6 +14,9 @@ duel's samples."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +126,36 @@ def test_a_duel_in_two_processes_keeps_every_chunk_for_a_resumed_run(
     assert kept == [f"chunk-{c.start:08d}.json" for c in chunks]
     played = watch(monkeypatch)
     assert play_duel(CANDIDATE, duel(folder), GAMES) == two and played == []
+
+
+@pytest.mark.slow
+def test_a_duel_killed_with_sigkill_resumes_from_the_chunks_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A duel of 200 games (chunks of 1, 2, 4, 8, 16, 32 and 37 samples) in a process of
+    its own, killed with SIGKILL once four chunks are on disk: run again here, it plays
+    exactly the chunks whose files are missing, to the figures of a straight duel."""
+    folder, games = tmp_path / "duel", 200
+    chunks = reference_chunks(games // 2)
+    script = (
+        "from vrhcaby.training.pipeline import Duel, play_duel\n"
+        f"play_duel({CANDIDATE!r}, Duel({TEACHER!r}, 'standard', 3, folder={str(folder)!r}), "
+        f"{games})\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(folder.glob("chunk-*.json"))) < 4:
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        process.kill()
+        process.wait()
+    on_disk = {p.name for p in folder.glob("chunk-*.json")}
+    missing = [c for c in chunks if f"chunk-{c.start:08d}.json" not in on_disk]
+    assert missing and chunks[-1] in missing  # killed before its last, longest chunk
+    played = watch(monkeypatch)
+    resumed = play_duel(CANDIDATE, duel(folder), games)
+    assert played == missing
+    monkeypatch.undo()
+    assert resumed == play_duel(CANDIDATE, duel(), games)
