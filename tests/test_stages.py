@@ -73,13 +73,13 @@ def test_the_stages_run_without_the_command_line_and_label_as_the_verb_does(
     labels = write_toml(tmp_path / "label.toml", tiny_labels(tmp_path / "stage"))
     td = load_config(TrainConfig, ROOT / "tests" / "configs" / "smoke.toml")
     td = replace(td, games=16, checkpoint_every=16, checkpoint_dir=str(tmp_path / "ck"))
-    fit = write_toml(tmp_path / "td.toml", replace(td, runs_dir=str(tmp_path / "tb")))
+    td_file = write_toml(tmp_path / "td.toml", replace(td, runs_dir=str(tmp_path / "tb")))
     summary = tmp_path / "stage.json"
     script = (
         "import json, sys\n"
         "from vrhcaby.training import stage\n"
         f"codes = [stage.main(['label', '--config', {str(labels)!r}, '--no-progress', "
-        f"'--json', {str(summary)!r}]), stage.main(['train', '--config', {str(fit)!r}, "
+        f"'--json', {str(summary)!r}]), stage.main(['train', '--config', {str(td_file)!r}, "
         "'--no-progress'])]\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('vrhcaby.cli'))\n"
         "print(json.dumps({'codes': codes, 'loaded': loaded}))\n"
