@@ -1,6 +1,6 @@
 """The pipeline's stage processes live on the training floor (`vrhcaby.training.stage`):
 no module of `vrhcaby.training` imports the command line or names one of its modules
-(for `python -m` or an import by name), a label stage and a fit stage run without loading
+(for `python -m` or an import by name), a label stage and a TD stage run without loading
 any, and a label stage makes the shards and the summary `vrhcaby label` makes; bad input
 is one line and exit status 2."""
 
