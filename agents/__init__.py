@@ -12,7 +12,9 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
                                 PATH may name a shipped one (``td:td-contact``);
                                 ``&prune=on|off|K`` prunes the search's replies;
                                 ``&cube_plies=C`` cube decisions by cubeful C-ply
-                                look-ahead (0, 1, 2; `agents.cubeful`) (`agents.td`)
+                                look-ahead (0, 1, 2; `agents.cubeful`),
+                                ``&cube_window=on|off|M`` searched only where the
+                                0-ply analysis is within M of a threshold (`agents.td`)
 ``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
 ==============================  ==========================================================
 
@@ -29,6 +31,8 @@ at once), `cubeful` (cube decisions by cubeful look-ahead), `gnubg`, and acey-de
 
 from __future__ import annotations
 
+import math
+
 from agents.base import Agent, BatchAgent, CubelessAgent, GameContext
 from engine.text import ascii_int
 
@@ -38,7 +42,7 @@ _OPTIONS = {
     "random": {"seed"},
     "heuristic": set(),
     "pubeval": set(),
-    "td": {"plies", "filter", "prune", "cube_plies"},
+    "td": {"plies", "filter", "prune", "cube_plies", "cube_window"},
     "gnubg": {"plies"},
 }
 
@@ -87,6 +91,26 @@ def _prune(spec: str, options: dict[str, str]) -> int | None:
     return int(value)
 
 
+def _cube_window(spec: str, options: dict[str, str]) -> float | None:
+    """The cube window's margin by option `cube_window` (off: None, every cube decision
+    searched; on: the default, `agents.td.CUBE_WINDOW`; or a margin above 0), checked."""
+    from agents.td import CUBE_WINDOW
+
+    value = options.get("cube_window", "on")
+    if value in ("off", "on"):
+        return CUBE_WINDOW if value == "on" else None
+    try:
+        margin = float(value) if value.isascii() else math.nan
+    except ValueError:
+        margin = math.nan
+    if not 0 < margin < math.inf:
+        raise ValueError(
+            f"option cube_window={value!r} of {spec!r} is on, off or a margin above 0 "
+            "(equity per unit of the cube)"
+        )
+    return margin
+
+
 def load_agent(spec: str) -> Agent:
     """The agent a spec names; ValueError (one line) for an unknown or unusable spec."""
     name, path, options = parse_spec(spec)
@@ -116,7 +140,12 @@ def load_agent(spec: str) -> Agent:
         filt = (_int(spec, "filter", parts[0]), _int(spec, "filter", parts[1]))
         cube_plies = _int(spec, "cube_plies", options.get("cube_plies", "0"))
         agent = load_td(
-            path, plies=plies, filter=filt, prune=_prune(spec, options), cube_plies=cube_plies
+            path,
+            plies=plies,
+            filter=filt,
+            prune=_prune(spec, options),
+            cube_plies=cube_plies,
+            cube_window=_cube_window(spec, options),
         )
     else:
         from agents.gnubg import GnubgAgent

@@ -56,7 +56,7 @@ cube efficiency. There is no look-ahead in acey-deucey (plies 0 only).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -96,6 +96,15 @@ SHIPPED = CHECKPOINTS / "td-contact-gen3.pt"
 DEFAULT_PRUNER = CHECKPOINTS / "prune" / "td-best.pt"
 
 
+#: The cube window's margin (`cube_window=on`, the spec's default), in equity per unit of
+#: the cube (EMG in a match): how far the 0-ply cube analysis of a position must be from
+#: every threshold of a decision (`decisions.cube_gap`, `decisions.resignation_gap`) for
+#: a 1- or 2-ply cube decision to take the 0-ply answer instead of searching. Chosen from
+#: the agent's own 0-ply against 1-ply analysis of cube decisions of its own games, not
+#: from a judge's verdict (bench/cube_window.py, docs/benchmarks.md).
+CUBE_WINDOW = 0.1
+
+
 class TDAgent(AfterstateAgent):
     """Plays the candidate with the best n-ply value under an evaluator; doubles, takes and
     resigns by the cubeful equity of its pre-roll probabilities."""
@@ -113,6 +122,7 @@ class TDAgent(AfterstateAgent):
         name: str = "td",
         *,
         cube_plies: int = 0,
+        cube_window: float | None = CUBE_WINDOW,
         efficiency: Efficiency = GNUBG_EFFICIENCY,
         beavers: bool = False,
         cube_aware: bool = True,
@@ -123,11 +133,17 @@ class TDAgent(AfterstateAgent):
                 raise ValueError(f"td {what} must be 0, 1 or 2, got {n}")
         if min(filter) < 1:
             raise ValueError(f"td filter sizes must be at least 1, got {filter}")
+        if cube_window is not None and not cube_window > 0:  # NaN too
+            raise ValueError(f"td cube_window must be above 0 (or off), got {cube_window}")
         self.evaluator = evaluator
         self.plies = plies
         self.filter = filter
         self.name = name
         self.cube_plies = cube_plies
+        #: The cube window's margin (None: search every decision): at `cube_plies` 1 or 2
+        #: the search is skipped where the 0-ply analysis is further than this from every
+        #: threshold of the question asked, and the 0-ply answer given.
+        self.cube_window = cube_window
         self.efficiency = efficiency
         self.beavers = beavers
         #: False: never double or resign, always take (as a cubeless agent), so cubeless
@@ -243,39 +259,77 @@ class TDAgent(AfterstateAgent):
             last = self._last_search = (key, found)
         return last[1]
 
-    def _pre_roll(self, board: np.ndarray, context: GameContext) -> np.ndarray:
-        """The five probabilities of the side on roll of `board` that its resignations are
-        decided by: 0-ply, or those of the cubeful `cube_plies` search."""
-        if self.cube_plies and not self.acey_deucey:
-            return self._searched(board, context).probabilities[0]
-        return self.before_roll(board[None])[0]
+    def _zero_ply(self, board: np.ndarray) -> np.ndarray:
+        """The 0-ply probabilities of the side on roll of `board`; the last board's are
+        kept, as a game asks about one board several times (whether to resign, whether to
+        double, and the opponent's take when the agent plays itself)."""
+        key = board.tobytes()
+        last = self.__dict__.get("_last_zero")
+        if last is None or last[0] != key:
+            last = self._last_zero = (key, self.before_roll(board[None], 0)[0])
+        return last[1]
+
+    def _janowski(self, board: np.ndarray, context: GameContext, beavers: bool) -> CubeDecision:
+        """The 0-ply cube decision: Janowski's formula on the 0-ply probabilities."""
+        plain = waiting_on_bar(board[None])[0] if self.acey_deucey else board
+        p = self._zero_ply(board)
+        return decisions.cube_decision(p, plain, context, params=self.efficiency, beavers=beavers)
+
+    def _deep(self) -> bool:
+        """Whether the cube decisions look ahead (never in acey-deucey)."""
+        return bool(self.cube_plies) and not self.acey_deucey
+
+    def _pre_roll(
+        self, board: np.ndarray, context: GameContext, gap: Callable[[np.ndarray], float]
+    ) -> np.ndarray:
+        """The five probabilities of the side on roll of `board` that a resignation is
+        decided by: 0-ply, or those of the cubeful `cube_plies` search, inside the cube
+        window only where one is set: where `gap` of the 0-ply ones (how far they are from
+        the resignation's threshold) is below its margin."""
+        if not self._deep():
+            return self._zero_ply(board)
+        if self.cube_window is not None:
+            p = self._zero_ply(board)
+            if gap(p) >= self.cube_window:
+                return p
+        return self._searched(board, context).probabilities[0]
 
     def cube_decision(
-        self, position: engine.Position, context: GameContext, beavers: bool = False
+        self,
+        position: engine.Position,
+        context: GameContext,
+        beavers: bool = False,
+        *,
+        question: str | None = None,
     ) -> CubeDecision:
         """The cube decision of the side on roll of `position` in `context` (its view), at
         `cube_plies`: Janowski's formula on the 0-ply probabilities, or the cubeful search
         (`agents.cubeful`); a double is judged against a beaver where beavers are allowed
-        (`beavers`, the agent's or the context's)."""
+        (`beavers`, the agent's or the context's). With a cube window (`cube_window`) the
+        search is made only where the 0-ply decision is within the window's margin of a
+        threshold that decides `question` (`decisions.cube_gap`; None: any of them), and
+        elsewhere the 0-ply decision, its equities too, is the answer."""
         board = self._board(position)
         beavers = beavers or self.beavers or context.beavers
-        if self.cube_plies and not self.acey_deucey:
-            v = self._searched(board, context)
-            p, nd, dt = v.probabilities[0], float(v.nd[0]), float(v.dt[0])
-            return decisions.searched_decision(p, nd, dt, context, beavers=beavers)
-        p = self.before_roll(board[None])[0]
-        plain = waiting_on_bar(board[None])[0] if self.acey_deucey else board
-        return decisions.cube_decision(p, plain, context, params=self.efficiency, beavers=beavers)
+        if not self._deep():
+            return self._janowski(board, context, beavers)
+        if self.cube_window is not None:
+            first = self._janowski(board, context, beavers)
+            if decisions.cube_gap(first, question, beavers=beavers) >= self.cube_window:
+                return first
+        v = self._searched(board, context)
+        p, nd, dt = v.probabilities[0], float(v.nd[0]), float(v.dt[0])
+        return decisions.searched_decision(p, nd, dt, context, beavers=beavers)
 
     def double_decision(self, position: engine.Position, context: GameContext) -> bool:
         if not self.cube_aware or not context.may_double():
             return False
-        return self.cube_decision(position, context).double
+        return self.cube_decision(position, context, question="double").double
 
     def take_decision(self, position: engine.Position, context: GameContext) -> bool:
         if not self.cube_aware:
             return super().take_decision(position, context)
-        return self.cube_decision(position.flip(), context.flip()).take
+        return self.cube_decision(position.flip(), context.flip(), question="take").take
 
     def beaver_decision(self, position: engine.Position, context: GameContext) -> bool:
         """Doubled in money play with beavers allowed (`position` and `context` from the
@@ -284,13 +338,18 @@ class TDAgent(AfterstateAgent):
         the favourite."""
         if not self.cube_aware or context.match_to:
             return False
-        d = self.cube_decision(position.flip(), context.flip(), beavers=True)
+        d = self.cube_decision(position.flip(), context.flip(), beavers=True, question="beaver")
         return d.take and d.beaver
 
     def resign_offer(self, position: engine.Position, context: GameContext) -> int:
         if not self.cube_aware:
             return 0
-        return decisions.resignation_offer(self._pre_roll(self._board(position), context), context)
+
+        def gap(p: np.ndarray) -> float:
+            return decisions.resignation_gap(p, context)
+
+        p = self._pre_roll(self._board(position), context, gap)
+        return decisions.resignation_offer(p, context)
 
     def accept_resignation(
         self, position: engine.Position, context: GameContext, value: int
@@ -299,8 +358,13 @@ class TDAgent(AfterstateAgent):
         (as the tournament runner asks it)."""
         if not self.cube_aware:
             return super().accept_resignation(position, context, value)
-        p = self._pre_roll(self._board(position.flip()), context.flip())
-        return decisions.accept_resignation(p, value, context.flip())
+        theirs = context.flip()
+
+        def gap(p: np.ndarray) -> float:
+            return decisions.resignation_gap(p, theirs, value)
+
+        p = self._pre_roll(self._board(position.flip()), theirs, gap)
+        return decisions.accept_resignation(p, value, theirs)
 
     def score(
         self,
@@ -451,10 +515,12 @@ def load_td(
     filter: tuple[int, int] = (8, 3),
     prune: int | None = None,
     cube_plies: int = 0,
+    cube_window: float | None = CUBE_WINDOW,
 ) -> TDAgent:
     """The agent for spec `td[:PATH]`: the network at `path` (see `find_checkpoint`), or
     the shipped one; `prune` replies kept per roll by its pruner (None: no pruning);
-    `cube_plies` the look-ahead of its cube decisions."""
+    `cube_plies` the look-ahead of its cube decisions, `cube_window` their window's
+    margin (None: every decision searched)."""
     file = find_checkpoint(path) if path else SHIPPED
     if not path and not file.is_file():
         raise ValueError(
@@ -483,5 +549,11 @@ def load_td(
             raise ValueError(f"{spec}: acey-deucey networks have no search to prune")
     pruner = None if prune is None else load_pruner(file, prune)
     return TDAgent(
-        evaluator, plies=plies, filter=filter, name=spec, prune=pruner, cube_plies=cube_plies
+        evaluator,
+        plies=plies,
+        filter=filter,
+        name=spec,
+        prune=pruner,
+        cube_plies=cube_plies,
+        cube_window=cube_window,
     )

@@ -402,10 +402,10 @@ def test_bad_cube_plies_say_so(spec: str, message: str) -> None:
 
 
 def test_agent_decides_by_the_search(boards: list[np.ndarray]) -> None:
-    """cube_plies=1: the agent doubles, takes, beavers and resigns by the 1-ply search; 0: as
-    before."""
+    """cube_plies=1 without a cube window: the agent doubles, takes, beavers and resigns by
+    the 1-ply search (windowed: tests/test_cube_window.py); 0: as before."""
     evaluator = GnubgEvaluator()
-    deep = TDAgent(evaluator, cube_plies=1, efficiency=PYPI)
+    deep = TDAgent(evaluator, cube_plies=1, cube_window=None, efficiency=PYPI)
     flat = TDAgent(evaluator, efficiency=PYPI)
     ctx = GameContext(match_to=7, score=(2, 4))
     for board in boards[:8]:

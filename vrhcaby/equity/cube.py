@@ -59,6 +59,7 @@ __all__ = [
     "match_cubeful_mwc",
     "money_cube_decision",
     "resignation_offer",
+    "resignation_values",
 ]
 
 CubeOwner = Literal["centre", "me", "opponent", "dead"]
@@ -544,15 +545,16 @@ def match_cube_decision(
 _RESIGN_TOL = 1e-9
 
 
-def _resign_values(
+def resignation_values(
     p: NDArray[np.float64],
-    cube_value: int,
-    cube_owner: str,
-    jacoby: bool,
-    away_me: int | None,
-    away_opp: int | None,
-    crawford: bool,
-    met: MatchEquityTable,
+    cube_value: int = 1,
+    *,
+    cube_owner: str = "centre",
+    jacoby: bool = True,
+    away_me: int | None = None,
+    away_opp: int | None = None,
+    crawford: bool = False,
+    met: MatchEquityTable = KAZAROSS_XG2,
 ) -> tuple[float, list[float]]:
     """Value of playing on and of resigning 1, 2 or 3 points per cube, for the resigning side.
 
@@ -596,8 +598,15 @@ def resignation_offer(
     """
     arr = _scalaras_probabilities(p)
     _check_owner(cube_owner)
-    play, resign = _resign_values(
-        arr, cube_value, cube_owner, jacoby, away_me, away_opp, crawford, met
+    play, resign = resignation_values(
+        arr,
+        cube_value,
+        cube_owner=cube_owner,
+        jacoby=jacoby,
+        away_me=away_me,
+        away_opp=away_opp,
+        crawford=crawford,
+        met=met,
     )
     offer, previous = 0, math.inf
     for value, after in zip((1, 2, 3), resign, strict=True):
@@ -629,7 +638,14 @@ def accept_resignation(
         raise ValueError(f"a resignation is worth 1, 2 or 3 points per cube, got {value!r}")
     arr = _scalaras_probabilities(p)
     _check_owner(cube_owner)
-    play, resign = _resign_values(
-        arr, cube_value, cube_owner, jacoby, away_me, away_opp, crawford, met
+    play, resign = resignation_values(
+        arr,
+        cube_value,
+        cube_owner=cube_owner,
+        jacoby=jacoby,
+        away_me=away_me,
+        away_opp=away_opp,
+        crawford=crawford,
+        met=met,
     )
     return resign[value - 1] <= play + _RESIGN_TOL

@@ -101,6 +101,51 @@ def accept_resignation(p: np.ndarray, value: int, context: GameContext) -> bool:
     return cube.accept_resignation(p, value, context.cube_value, **_resign_args(context))
 
 
+# --- how close a decision is ---------------------------------------------------------
+
+#: The questions a cube decision answers: whether to double, whether the opponent takes,
+#: whether it beavers.
+CUBE_QUESTIONS = ("double", "take", "beaver")
+
+
+def cube_gap(d: cube.CubeDecision, question: str | None = None, *, beavers: bool = False) -> float:
+    """How far the equities of cube decision `d` are from the nearest threshold that
+    decides `question` (one of `CUBE_QUESTIONS`; None: any of them), per unit of the
+    cube (EMG in a match): whether to double turns on min(DT, DP) - ND, the take on
+    DP - DT, a beaver (with `beavers`) on DT against 0 and -2, and a double that may be
+    beavered also on 2 DT - ND (`cube.decision_from_equities`). Infinite where the side
+    may not double: its answer, no double, is no decision. A cubeful search changes an
+    answer only where it moves that gap across zero (`agents.td`'s cube window)."""
+    if question is not None and question not in CUBE_QUESTIONS:
+        raise ValueError(f"a cube question is one of {', '.join(CUBE_QUESTIONS)}, got {question!r}")
+    if not d.available:
+        return np.inf
+    beaver = [d.dt, d.dt + 2.0] if beavers else []
+    gaps = {
+        "double": [min(d.dt, d.dp) - d.nd, *([2.0 * d.dt - d.nd, *beaver] if beavers else [])],
+        "take": [d.dp - d.dt],
+        "beaver": [d.dp - d.dt, *beaver],
+    }
+    asked = gaps.values() if question is None else [gaps[question]]
+    return float(min(abs(g) for values in asked for g in values))
+
+
+def resignation_gap(p: np.ndarray, context: GameContext, value: int | None = None) -> float:
+    """How far playing on is from resigning `value` points a cube (1, 2, 3; None: the
+    nearest of the three) for the side whose probabilities and context (its own view) are
+    `p` and `context`, in the units of `cube_gap` (money points a cube, EMG in a match):
+    `resignation_offer` and `accept_resignation` turn on the sign of that difference."""
+    args = _resign_args(context)
+    play, resign = cube.resignation_values(np.asarray(p, np.float64), context.cube_value, **args)
+    gaps = np.asarray(resign, np.float64) - play
+    if context.match_to:  # MWC to EMG, an affine map: differences scale by its slope
+        away_me, away_opp = context.away()
+        one = met.mwc_to_emg(1.0, away_me, away_opp, context.cube_value, crawford=context.crawford)
+        zero = met.mwc_to_emg(0.0, away_me, away_opp, context.cube_value, crawford=context.crawford)
+        gaps = gaps * (float(one) - float(zero))
+    return float(np.min(np.abs(gaps)) if value is None else abs(gaps[value - 1]))
+
+
 # --- candidate plays -----------------------------------------------------------------
 
 

@@ -1,0 +1,230 @@
+"""The cube window of the td agent (`td?cube_plies=1&cube_window=M`): where its margin
+comes from, what the window costs on the cube yardstick, and what it saves in games.
+
+    python bench/cube_window.py margin [--games 300] [--seed 7]
+    python bench/cube_window.py judge [--margin M]
+    python bench/cube_window.py time [--games 200] [--rounds 3] [--opponent 'gnubg?plies=0']
+
+`margin`: the agent's own 0-ply against 1-ply cube analysis, no judge. The default `td`
+plays itself with the cube (money, `--games` games; and 5-point matches, a fifth as many)
+at `cube_plies=1`, and every decision before a roll where the side on roll may double
+(`vrhcaby.play.cube_judge.recorded_decisions`) is analysed both ways: Janowski's 0-ply and
+the full cubeful 1-ply search. For each of the two questions (whether to double:
+min(DT, DP) - ND; whether to take: DP - DT; `decisions.cube_gap`) the shift the search
+makes to the 0-ply gap is summarised in quantiles, and for each candidate margin: the
+share of decisions inside the window (searched) and the answers the search changes that
+lie outside it (those the window would get wrong against the full search).
+
+`judge`: the cube yardstick (`bench/cube_judge.py`'s set, 1,200 decisions judged by gnubg
+2-ply): `td` at 0 plies, at 1 ply with every decision searched (`cube_window=off`) and
+windowed (`cube_window=M`, the agent's default unless `--margin`): the error of each, the
+windowed minus the full search paired, how many of the doubler's and taker's questions the
+window answered at 0 plies, and how many of those answers differ from the full search's.
+
+`time`: money games with the cube against `--opponent` (one process, one core, the
+network warm): `td` (0-ply cube), `td?cube_plies=1` (windowed) and
+`td?cube_plies=1&cube_window=off` (full), each `--games` games on the same dice, the three
+taking turns in each of `--rounds` rounds; the median CPU and wall seconds of the games
+(start-up excluded) and the ratio to the 0-ply cube's, and how many searches each made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, before numpy and torch load
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from agents import cubeful, load_agent  # noqa: E402
+from agents.td import CUBE_WINDOW, TDAgent  # noqa: E402
+from vrhcaby.equity import decisions  # noqa: E402
+from vrhcaby.equity.context import GameContext  # noqa: E402
+from vrhcaby.play.cube_judge import CubeSet, recorded_decisions  # noqa: E402
+from vrhcaby.play.tournament import PairSettings, play_pair  # noqa: E402
+
+DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
+#: Margins whose window is reported by `margin` (equity per unit of the cube).
+MARGINS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2)
+#: The 0-ply gap under which a decision counts as near a threshold in `margin`'s report.
+NEAR = 0.25
+
+
+def signed_gaps(d) -> tuple[float, float]:
+    """The doubler's and the taker's signed gaps of a decision (no beavers): double where
+    min(DT, DP) - ND > 0, take where DP - DT > 0."""
+    return min(d.dt, d.dp) - d.nd, d.dp - d.dt
+
+
+def analyses(
+    agent: TDAgent, boards: np.ndarray, contexts: list[GameContext]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The signed gaps (N, 2) of each decision at 0 plies (Janowski) and at 1 ply (the full
+    cubeful search), the agent's network and efficiencies."""
+    zero, one = np.empty((len(boards), 2)), np.empty((len(boards), 2))
+    for i, (board, context) in enumerate(zip(boards, contexts, strict=True)):
+        p = agent.before_roll(board[None], 0)[0]
+        zero[i] = signed_gaps(decisions.cube_decision(p, board, context, params=agent.efficiency))
+        deep, _ = cubeful.cube_decision(agent.evaluator, board, context, 1, params=agent.efficiency)
+        one[i] = signed_gaps(deep)
+    return zero, one
+
+
+def margin(games: int, seed: int) -> None:
+    """Where the default margin comes from: the 0-ply against the 1-ply analysis."""
+    agent = load_agent("td?cube_plies=1&cube_window=off")
+    assert isinstance(agent, TDAgent)
+    boards, contexts = [], []
+    for kind, match_to, n in (("money", 0, games), ("5-point matches", 5, max(2, games // 5))):
+        t = time.perf_counter()
+        settings = PairSettings(cube=True, record=True, match_to=match_to)
+        pair = play_pair(agent, agent, games=n, seed=seed, settings=settings)
+        b, c = recorded_decisions(pair)
+        boards.append(b)
+        contexts += c
+        print(f"{kind}: {n} games, {len(b)} decisions ({time.perf_counter() - t:.0f} s)")
+    t = time.perf_counter()
+    zero, one = analyses(agent, np.concatenate(boards), contexts)
+    print(f"{len(zero)} decisions analysed at 0 and 1 ply ({time.perf_counter() - t:.0f} s)\n")
+    shift = np.abs(one - zero)
+    flips = np.sign(one) != np.sign(zero)
+    print("shift of the gap by the 1-ply search, |gap1 - gap0| (equity per cube):")
+    quantiles = (0.5, 0.9, 0.95, 0.99, 0.995, 1.0)
+    print(f"  {'question':8} " + " ".join(f"{f'q{q:g}':>8}" for q in quantiles) + "  changed")
+    for k, question in enumerate(("double", "take")):
+        cells = " ".join(f"{np.quantile(shift[:, k], q):8.4f}" for q in quantiles)
+        print(f"  {question:8} {cells}  {int(flips[:, k].sum()):5d}")
+    near = np.abs(zero) < NEAR
+    print(f"the same, of the decisions whose 0-ply gap is under {NEAR}:")
+    for k, question in enumerate(("double", "take")):
+        cells = " ".join(f"{np.quantile(shift[near[:, k], k], q):8.4f}" for q in quantiles)
+        print(f"  {question:8} {cells}  {int(near[:, k].sum()):5d} decisions")
+    for k, question in enumerate(("double", "take")):
+        changed = np.abs(zero[flips[:, k], k])
+        widest = f"{changed.max():.4f}" if len(changed) else "-"
+        print(f"{question}: the widest 0-ply gap the search changed an answer at: {widest}")
+    print("\nwindow by margin: share searched; answers the search changes outside the window")
+    heads = ("double: searched", "missed", "take: searched", "missed")
+    print(f"  {'margin':>6} " + " ".join(f"{h:>16}" for h in heads))
+    for m in MARGINS:
+        inside = np.abs(zero) < m
+        cells = []
+        for k in range(2):
+            missed = int((flips[:, k] & ~inside[:, k]).sum())
+            cells.append(f"{inside[:, k].mean():16.1%} {missed:16d}")
+        print(f"  {m:6.2f} {' '.join(cells)}")
+
+
+def judge(margin_: float, path: Path) -> None:
+    """The window on the cube yardstick: errors, paired difference, skips and changes."""
+    judged = CubeSet.load(path)
+    specs = ["td", "td?cube_plies=1&cube_window=off", f"td?cube_plies=1&cube_window={margin_:g}"]
+    answers = {}
+    for spec in specs:
+        t = time.perf_counter()
+        answers[spec] = judged.answers(load_agent(spec))
+        print(f"{spec}: answered in {time.perf_counter() - t:.1f} s")
+    full = judged.errors(*answers[specs[1]])
+    print(f"\n{len(judged)} decisions judged by gnubg 2-ply; millipoints per decision")
+    for spec in specs:
+        row = judged.summary(judged.errors(*answers[spec]), full)
+        cells = " ".join(
+            f"{kind} {row[kind]['mean']:6.2f}±{row[kind]['se']:4.2f}"
+            for kind in ("double", "take", "total")
+        )
+        paired = row["paired"]["total"]
+        print(f"  {spec:36} {cells}  paired to full {paired['mean']:+.2f}±{paired['se']:.2f}")
+    agent = load_agent("td")
+    assert isinstance(agent, TDAgent)
+    skipped = np.zeros((len(judged), 2), bool)
+    for i, board in enumerate(judged.boards):
+        context = judged.context(i)
+        d = agent.cube_decision(engine.Position(board), context)  # 0 plies: Janowski
+        for k, question in enumerate(("double", "take")):
+            skipped[i, k] = decisions.cube_gap(d, question, beavers=context.beavers) >= margin_
+    for k, question in enumerate(("double", "take")):
+        changed = answers[specs[1]][k] != answers[specs[2]][k]
+        print(
+            f"  {question}: {int(skipped[:, k].sum())} of {len(judged)} answered at 0 plies,"
+            f" {int((changed & skipped[:, k]).sum())} of them otherwise than the full search"
+            f" ({int(changed.sum())} changed in all)"
+        )
+
+
+def timing(games: int, rounds: int, opponent: str, seed: int) -> None:
+    """Median CPU and wall seconds of cube money games at the three cube settings."""
+    specs = ["td", "td?cube_plies=1", "td?cube_plies=1&cube_window=off"]
+    agents = {spec: load_agent(spec) for spec in specs}
+    other = load_agent(opponent)
+    searches: dict[str, int] = {}
+
+    def counted(agent: TDAgent, spec: str):
+        search = agent._searched
+
+        def wrapped(board, context):
+            key = (board.tobytes(), context)
+            last = agent.__dict__.get("_last_search")
+            searches[spec] = searches.get(spec, 0) + (last is None or last[0] != key)
+            return search(board, context)
+
+        return wrapped
+
+    for spec, agent in agents.items():
+        assert isinstance(agent, TDAgent)
+        agent._searched = counted(agent, spec)  # type: ignore[method-assign]
+    settings = PairSettings(cube=True)
+    play_pair(agents["td"], other, games=4, seed=seed + 1, settings=settings)  # warm-up
+    times: dict[str, list[tuple[float, float]]] = {spec: [] for spec in specs}
+    points: dict[str, float] = {}
+    for r in range(rounds):
+        for spec in specs:
+            searches[spec] = 0
+            cpu, wall = time.process_time(), time.perf_counter()
+            pair = play_pair(agents[spec], other, games=games, seed=seed, settings=settings)
+            times[spec].append((time.process_time() - cpu, time.perf_counter() - wall))
+            points[spec] = sum(g.a_points for g in pair.results) / len(pair.results)
+            print(f"  round {r + 1} {spec:34} {times[spec][-1][0]:6.2f} CPU s")
+    base = statistics.median(c for c, _ in times["td"])
+    print(f"\n{games} money games with the cube against {opponent}, medians of {rounds} rounds")
+    print(f"  {'td spec':34} {'CPU s':>7} {'wall s':>7} {'/ 0-ply':>8} {'searches':>9} {'ppg':>7}")
+    for spec in specs:
+        c = statistics.median(c for c, _ in times[spec])
+        w = statistics.median(w for _, w in times[spec])
+        print(
+            f"  {spec:34} {c:7.2f} {w:7.2f} {c / base:7.2f}x {searches.get(spec, 0):9d}"
+            f" {points[spec]:+7.3f}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("part", choices=("margin", "judge", "time"))
+    parser.add_argument("--games", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--margin", type=float, default=CUBE_WINDOW)
+    parser.add_argument("--set", type=Path, default=DEFAULT_SET)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--opponent", default="gnubg?plies=0")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    if args.part == "margin":
+        margin(args.games or 300, args.seed)
+    elif args.part == "judge":
+        judge(args.margin, args.set)
+    else:
+        timing(args.games or 200, args.rounds, args.opponent, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
