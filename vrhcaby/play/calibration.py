@@ -16,6 +16,7 @@ one clustered by game (the residuals summed per game), the honest one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,17 +104,24 @@ def calibration_table(
     return rows
 
 
-def selfplay_predictions(agent: Any, games: int, seed: int, batch: int = 2000) -> Predictions:
+def selfplay_turns(
+    agent: Any,
+    games: int,
+    seed: int,
+    record: Callable[[int, np.ndarray, np.ndarray], Any],
+    batch: int = 2000,
+) -> Iterator[tuple[Any, np.ndarray, np.ndarray]]:
     """`games` cubeless money games of `agent` against itself, `batch` at a time in
     lockstep (`choose_boards`), the dice drawn from one generator seeded by `seed` (no
-    mirrored copies: with the same agent on both sides a copy would replay the game); the
-    side on roll's probabilities before every turn but the first (`before_roll`, batched
-    when the agent takes a batch) and what the game then gave it."""
-    if getattr(agent, "before_roll", None) is None:
-        raise ValueError(f"{agent.name} has no pre-roll probabilities (before_roll)")
+    mirrored copies: with the same agent on both sides a copy would replay the game).
+    At every turn `record(turn, boards, after)` is called with the turn's number in its
+    games (0 the opening roll's), the boards of the games still going before the roll and
+    the afterstates the agent chose (the mover in row 1); once a batch's games are over,
+    each turn whose `record` returned something other than None is yielded as (what it
+    returned, the game's result for the side that was on roll: +1..+3 won, -1..-3 lost,
+    the index of the game), one row per game then going."""
     rng = np.random.default_rng(seed)
     start = engine.Position.start().board
-    parts = []
     for first in range(0, games, batch):
         n = min(batch, games - first)
         boards = np.repeat(start[None], n, axis=0)
@@ -123,15 +131,15 @@ def selfplay_predictions(agent: Any, games: int, seed: int, batch: int = 2000) -
         alive = np.arange(n)
         side = np.zeros(n, dtype=np.int64)  # who is on roll: 0 started the game
         result = np.zeros(n, dtype=np.int64)  # from side 0's view
-        seen: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        seen: list[tuple[Any, np.ndarray, np.ndarray]] = []
         turn = 0
         while len(alive):
             if turn:
                 dice = rng.integers(1, 7, (len(alive), 2))
-                p = pre_roll_probabilities(agent, boards)
-                classes = _NAMES[engine.classify_boards(boards)]
-                seen.append((np.asarray(p), alive.copy(), side[alive].copy(), classes))
             after = agent.choose_boards(boards, dice)
+            kept = record(turn, boards, after)
+            if kept is not None:
+                seen.append((kept, alive.copy(), side[alive].copy()))
             value = engine.game_value(after).astype(np.int64)
             over = value > 0
             result[alive[over]] = np.where(side[alive[over]] == 0, 1, -1) * value[over]
@@ -139,11 +147,27 @@ def selfplay_predictions(agent: Any, games: int, seed: int, batch: int = 2000) -
             boards = np.ascontiguousarray(after[~over][:, ::-1])
             alive = alive[~over]
             turn += 1
-        for p, who, s, classes in seen:
-            parts.append((p, np.where(s == 0, 1, -1) * result[who], who + first, classes))
+        for kept, who, s in seen:
+            yield kept, np.where(s == 0, 1, -1) * result[who], who + first
+
+
+def selfplay_predictions(agent: Any, games: int, seed: int, batch: int = 2000) -> Predictions:
+    """The side on roll's probabilities before every turn but each game's first in
+    `selfplay_turns` (`before_roll`, batched when the agent takes a batch) and what the
+    game then gave it."""
+    if getattr(agent, "before_roll", None) is None:
+        raise ValueError(f"{agent.name} has no pre-roll probabilities (before_roll)")
+
+    def before(turn: int, boards: np.ndarray, after: np.ndarray) -> Any:
+        if not turn:
+            return None
+        p = np.asarray(pre_roll_probabilities(agent, boards))
+        return p, _NAMES[engine.classify_boards(boards)]
+
+    parts = list(selfplay_turns(agent, games, seed, before, batch))
     return Predictions(
-        probabilities=np.concatenate([x[0] for x in parts]),
-        outcome=np.concatenate([x[1] for x in parts]),
-        game=np.concatenate([x[2] for x in parts]),
-        classes=np.concatenate([x[3] for x in parts]).astype(str),
+        probabilities=np.concatenate([p for (p, _), _, _ in parts]),
+        outcome=np.concatenate([o for _, o, _ in parts]),
+        game=np.concatenate([g for _, _, g in parts]),
+        classes=np.concatenate([c for (_, c), _, _ in parts]).astype(str),
     )
