@@ -98,17 +98,20 @@ def build(out: Path, per_source: int, games: int, seed: int) -> None:
 
 
 def judge_agents(judged: Judged, specs: list[str]) -> list[dict]:
-    """Each agent's cost summary on the set, the first agent's paired differences."""
+    """Each agent's cost summary on the set, the first agent's paired differences and the
+    decisions where it chose another play than the first agent (`moved`)."""
     agents = [load_agent(spec) for spec in specs]  # bad specs fail before any play
     classes = " ".join(f"{c:>15s}" for c in CLASSES)
     print(f"{'agent':36s} {'cost/decision':>17s} {classes} {'paired diff':>19s}  time")
-    first = None
+    first = first_chosen = None
     results = []
     for spec, agent in zip(specs, agents, strict=True):
         t = time.perf_counter()
-        cost = judged.cost(judged.choose(agent))
+        chosen = judged.choose(agent)
+        cost = judged.cost(chosen)
         seconds = time.perf_counter() - t
         first = cost if first is None else first
+        first_chosen = chosen if first_chosen is None else first_chosen
         diff = cost - first
         by_class = {}
         for c in CLASSES:
@@ -125,6 +128,7 @@ def judge_agents(judged: Judged, specs: list[str]) -> list[dict]:
             "classes": by_class,
             "paired_diff": float(diff.mean()),
             "paired_se": float(diff.std() / np.sqrt(len(diff))),
+            "moved": int((chosen != first_chosen).any(axis=(1, 2)).sum()),
             "seconds": seconds,
         }
         results.append(row)
@@ -135,6 +139,7 @@ def judge_agents(judged: Judged, specs: list[str]) -> list[dict]:
         print(
             f"{spec:36s} {row['mean']:.5f} ± {row['se']:.5f} {cells}"
             f" {row['paired_diff']:+.5f} ± {row['paired_se']:.5f} {seconds:5.1f}s"
+            f" moved {row['moved']}"
         )
     return results
 

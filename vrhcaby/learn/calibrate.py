@@ -55,6 +55,11 @@ from vrhcaby.play.calibration import happened, selfplay_turns
 _CHUNK = 20_000
 
 
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), with no overflow for large |x|."""
+    return 0.5 * (1 + np.tanh(0.5 * x))
+
+
 @dataclass(frozen=True)
 class Platt:
     """A monotone correction of each of the five conditional outputs' logits."""
@@ -66,7 +71,7 @@ class Platt:
 
     def apply(self, logits: np.ndarray) -> np.ndarray:
         """The corrected conditional probabilities (N, 5) of logits (N, 5)."""
-        return 1 / (1 + np.exp(-(self.slope * logits + self.shift)))
+        return sigmoid(self.slope * logits + self.shift)
 
     def to_dict(self) -> dict[str, list[float]]:
         return {"slope": self.slope.tolist(), "shift": self.shift.tolist()}
@@ -81,13 +86,7 @@ def logits(network: Evaluator, afterstates: np.ndarray) -> np.ndarray:
         x = network.net.encode(np.ascontiguousarray(afterstates[lo : lo + _CHUNK], np.int8))
         for (w, b), name in zip(network.weights[:-1], network.net.layer_activations, strict=True):
             x = x @ w.T + b
-            x = (
-                np.tanh(x)
-                if name == "tanh"
-                else np.maximum(x, 0)
-                if name == "relu"
-                else 1 / (1 + np.exp(-x))
-            )
+            x = np.tanh(x) if name == "tanh" else np.maximum(x, 0) if name == "relu" else sigmoid(x)
         w, b = network.weights[-1]
         out[lo : lo + _CHUNK] = x @ w.T + b
     return out
@@ -124,7 +123,7 @@ def fit_platt(z: np.ndarray, hit: np.ndarray, applies: np.ndarray, steps: int = 
         theta = np.array([1.0, 0.0])
         design = np.stack([x, np.ones_like(x)], axis=1)
         for _ in range(steps):
-            p = 1 / (1 + np.exp(-(design @ theta)))
+            p = sigmoid(design @ theta)
             gradient = design.T @ (y - p)
             hessian = (design * (p * (1 - p))[:, None]).T @ design
             step = np.linalg.solve(hessian, gradient)
@@ -206,7 +205,7 @@ def calibrate(
         **platt.to_dict(),
         "rows": applies.sum(axis=0).tolist(),
         "events": (hit & applies).sum(axis=0).tolist(),
-        "log_loss_before": log_loss(1 / (1 + np.exp(-z)), hit, applies),
+        "log_loss_before": log_loss(sigmoid(z), hit, applies),
         "log_loss_after": log_loss(platt.apply(z), hit, applies),
     }
     config = {**evaluator.config, "calibration": made}
