@@ -12,12 +12,14 @@ from agents import load_agent
 from agents.td import SHIPPED
 from engine.classify import CONTACT, CRASHED
 from vrhcaby.learn import calibrate
-from vrhcaby.learn.calibrate import LEAST, Platt, conditional_targets, fit_platt, fold
+from vrhcaby.learn.calibrate import LEAST, Correction, conditional_targets, fit, fold
 from vrhcaby.nn.net import Evaluator, load_evaluator, load_member
 from vrhcaby.nn.netset import NetworkSet
 from vrhcaby.play.calibration import selfplay_turns
 
-PLATT = Platt(np.array([0.8, 1.3, 0.9, 1.1, 0.7]), np.array([0.2, -0.3, 0.1, 0.4, -0.2]))
+SHIFT = np.array([0.2, -0.3, 0.1, 0.4, -0.2])
+PLATT = Correction(np.diag([0.8, 1.3, 0.9, 1.1, 0.7]), SHIFT)
+MIXED = Correction(PLATT.matrix + 0.1 * (np.arange(25).reshape(5, 5) % 3 == 1), SHIFT)
 
 
 def _contact_boards(games: int, seed: int) -> np.ndarray:
@@ -57,15 +59,21 @@ def boards() -> np.ndarray:
 
 
 @pytest.mark.parametrize("rows", [40, 400])  # the numpy path and the kernels'
-def test_the_folded_network_is_the_correction_of_the_original(boards, rows) -> None:
+@pytest.mark.parametrize("correction", [PLATT, MIXED])
+def test_the_folded_network_is_the_correction_of_the_original(boards, rows, correction) -> None:
     """The shipped default's contact network (256-1024-5) with a correction folded in gives,
     to 1e-6, the corrected conditionals of a plain forward pass of the original, multiplied
     out, on every evaluation path."""
     network = load_member(SHIPPED, "contact")
     assert isinstance(network, Evaluator)
     b = boards[:rows]
-    want = _plain_joint(1 / (1 + np.exp(-(PLATT.slope * _plain_logits(network, b) + PLATT.shift))))
-    folded = fold(network, PLATT)
+    z = _plain_logits(network, b)
+    m, c = correction.matrix, correction.shift
+    corrected = np.array(
+        [[c[k] + sum(m[k, j] * r[j] for j in range(5)) for k in range(5)] for r in z]
+    )
+    want = _plain_joint(1 / (1 + np.exp(-corrected)))
+    folded = fold(network, correction)
     assert folded.net == network.net
     assert [w.shape for w, _ in folded.weights] == [w.shape for w, _ in network.weights]
     np.testing.assert_allclose(folded.probabilities(b), want, atol=1e-6, rtol=0)
@@ -80,13 +88,19 @@ def test_the_fit_finds_the_slope_and_shift_that_made_the_data() -> None:
     rng = np.random.default_rng(7)
     n = 200_000
     z = rng.normal(0, 2, (n, 5))
-    truth = Platt(np.array([0.7, 1.2, 1.0, 0.9, 1.5]), np.array([0.3, -0.4, 0.0, 0.2, -1.0]))
-    hit = rng.random((n, 5)) < truth.apply(z)
+    shift = np.array([0.3, -0.4, 0.0, 0.2, -1.0])
+    truth = Correction(np.diag([0.7, 1.2, 1.0, 0.9, 1.5]), shift)
+    p = 1 / (1 + np.exp(-(z * np.diag(truth.matrix) + shift)))
+    hit = rng.random((n, 5)) < p
     applies = rng.random((n, 5)) < 0.6
-    fitted = fit_platt(z, hit, applies)
-    np.testing.assert_allclose(fitted.slope, truth.slope, atol=0.03)
+    fitted = fit(z, hit, applies)
+    np.testing.assert_allclose(fitted.matrix, truth.matrix, atol=0.03)  # diagonal: Platt
     np.testing.assert_allclose(fitted.shift, truth.shift, atol=0.03)
-    np.testing.assert_allclose(Platt(np.ones(5), np.zeros(5)).apply(z), 1 / (1 + np.exp(-z)))
+    mixed = truth.matrix + np.array([[0, 0.3, 0, 0, 0]] + [[0] * 5] * 3 + [[-0.2, 0, 0, 0, 0]])
+    p = 1 / (1 + np.exp(-(z @ mixed.T + shift)))
+    fitted = fit(z, rng.random((n, 5)) < p, applies, mix=True)
+    np.testing.assert_allclose(fitted.matrix, mixed, atol=0.03)
+    np.testing.assert_allclose(fitted.shift, shift, atol=0.03)
 
 
 def test_an_output_with_too_few_events_is_left_as_it_is() -> None:
@@ -95,9 +109,9 @@ def test_an_output_with_too_few_events_is_left_as_it_is() -> None:
     hit = rng.random((1000, 5)) < 0.5
     hit[:, 2] = False
     hit[: LEAST - 1, 2] = True  # one event short
-    fitted = fit_platt(z, hit, np.ones((1000, 5), bool))
-    assert (fitted.slope[2], fitted.shift[2]) == (1.0, 0.0)
-    assert fitted.slope[0] != 1.0
+    fitted = fit(z, hit, np.ones((1000, 5), bool), mix=True)
+    assert fitted.matrix[2].tolist() == [0, 0, 1, 0, 0] and fitted.shift[2] == 0
+    assert fitted.matrix[0, 0] != 1.0
 
 
 def test_each_conditional_applies_where_its_condition_held() -> None:
@@ -129,13 +143,15 @@ def test_the_command_writes_a_set_whose_contact_network_alone_is_calibrated(
     assert isinstance(contact, Evaluator)
     made = after.config["calibration"]
     assert made["games"] == 40 and made["classes"] == ["contact", "crashed"]
-    platt = Platt(np.array(made["slope"]), np.array(made["shift"]))
-    assert (platt.slope > 0).all()
+    platt = Correction(np.array(made["matrix"]), np.array(made["shift"]))
+    assert (platt.matrix == np.diag(np.diag(platt.matrix))).all()  # Platt: diagonal
+    assert (np.diag(platt.matrix) > 0).all()
     for (w0, b0), (w1, b1) in zip(
         before.networks["contact"].weights[:-1], after.networks["contact"].weights[:-1], strict=True
     ):
         assert np.array_equal(w0, w1) and np.array_equal(b0, b1)
-    want = _plain_joint(platt.apply(_plain_logits(contact, boards)))
+    z = _plain_logits(contact, boards)
+    want = _plain_joint(1 / (1 + np.exp(-(z * np.diag(platt.matrix) + platt.shift))))
     np.testing.assert_allclose(after.probabilities(boards), want, atol=1e-6, rtol=0)
     race = np.zeros((3, 2, 25), np.int8)
     race[:, 0, :6] = [3, 2, 2, 3, 3, 2]  # the side to roll home, the mover not yet

@@ -2,14 +2,15 @@
 last layer.
 
     python -m vrhcaby.learn.calibrate --network td-contact-gen3 --games 10000 --seed 17 \\
-        --out checkpoints/distill/td-contact-gen3-cal.pt
+        --out checkpoints/distill/td-contact-gen3-cal.pt [--mix]
 
 A network's five sigmoid outputs are conditional probabilities (`vrhcaby.nn.net.joint`:
 win; gammon given a win; backgammon given a gammon win; gammon given a loss; backgammon
 given a gammon loss). Each is corrected by Platt scaling, a slope and a shift of its logit
 ``z``: ``sigmoid(slope * z + shift)``, a monotone map per output, fitted by maximum
-likelihood. A scaled and shifted logit of a linear layer is again a linear layer (weights
-times the slope, the bias times the slope plus the shift), so the correction is folded
+likelihood; or, with ``--mix``, by matrix scaling, each output's logit an affine function
+of all five (`Correction`). An affine map of a linear layer's outputs is again a linear
+layer (weights ``matrix @ W``, bias ``matrix @ b + shift``), so the correction is folded
 into the last layer exactly (`fold`): the checkpoint keeps its shape and every evaluation
 path (numpy, numba, torch, the incremental one) is unchanged. Calibrating the conditionals
 keeps the outputs lawful: they are still multiplied out, so backgammons <= gammons <= wins.
@@ -61,20 +62,23 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Platt:
-    """A monotone correction of each of the five conditional outputs' logits."""
+class Correction:
+    """An affine correction of the five conditional outputs' logits ``z``: ``matrix @ z +
+    shift``. Platt scaling is a diagonal `matrix` (each logit scaled and shifted alone:
+    monotone in it when the diagonal is positive); matrix scaling (`fit` with ``mix``) also
+    lets each conditional move with the other four logits."""
 
-    slope: np.ndarray
-    """float64 (5,): the factor of each logit (positive: the order of positions kept)."""
+    matrix: np.ndarray
+    """float64 (5, 5): row k, what each logit contributes to output k's."""
     shift: np.ndarray
-    """float64 (5,): what is added to each scaled logit."""
+    """float64 (5,): what is added to each corrected logit."""
 
     def apply(self, logits: np.ndarray) -> np.ndarray:
         """The corrected conditional probabilities (N, 5) of logits (N, 5)."""
-        return sigmoid(self.slope * logits + self.shift)
+        return sigmoid(logits @ self.matrix.T + self.shift)
 
-    def to_dict(self) -> dict[str, list[float]]:
-        return {"slope": self.slope.tolist(), "shift": self.shift.tolist()}
+    def to_dict(self) -> dict[str, list]:
+        return {"matrix": self.matrix.tolist(), "shift": self.shift.tolist()}
 
 
 def logits(network: Evaluator, afterstates: np.ndarray) -> np.ndarray:
@@ -109,19 +113,26 @@ def conditional_targets(outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 LEAST = 20
 
 
-def fit_platt(z: np.ndarray, hit: np.ndarray, applies: np.ndarray, steps: int = 50) -> Platt:
-    """The maximum-likelihood slope and shift of each column of logits `z` (N, 5) for the
-    events `hit` (N, 5) on the rows where each `applies` (N, 5): Newton's method on
-    the two parameters of a logistic regression, from the identity (slope 1, shift 0).
-    A column whose event happened, or did not, fewer than `LEAST` times keeps the
-    identity (there is no finite maximum when it never happened)."""
-    slope, shift = np.ones(5), np.zeros(5)
+def fit(
+    z: np.ndarray, hit: np.ndarray, applies: np.ndarray, mix: bool = False, steps: int = 50
+) -> Correction:
+    """The maximum-likelihood correction of logits `z` (N, 5) for the events `hit` (N, 5),
+    each output on the rows where it `applies` (N, 5): per output a logistic regression on
+    its own logit (Platt scaling) or, with `mix`, on all five (matrix scaling), and a
+    constant, by Newton's method from the identity. The conditionals' likelihoods are
+    apart, so fitting each alone maximises the likelihood of the outcomes as a whole. An
+    output whose event happened, or did not, fewer than `LEAST` times keeps the identity
+    (there is no finite maximum when it never happened)."""
+    matrix, shift = np.eye(5), np.zeros(5)
     for k in range(5):
-        x, y = z[applies[:, k], k], hit[applies[:, k], k].astype(np.float64)
+        rows = applies[:, k]
+        y = hit[rows, k].astype(np.float64)
         if min(y.sum(), len(y) - y.sum()) < LEAST:
             continue
-        theta = np.array([1.0, 0.0])
-        design = np.stack([x, np.ones_like(x)], axis=1)
+        terms = list(range(5)) if mix else [k]
+        design = np.concatenate([z[rows][:, terms], np.ones((len(y), 1))], axis=1)
+        theta = np.zeros(len(terms) + 1)
+        theta[terms.index(k)] = 1.0
         for _ in range(steps):
             p = sigmoid(design @ theta)
             gradient = design.T @ (y - p)
@@ -130,8 +141,10 @@ def fit_platt(z: np.ndarray, hit: np.ndarray, applies: np.ndarray, steps: int = 
             theta += step
             if np.abs(step).max() < 1e-10:
                 break
-        slope[k], shift[k] = theta
-    return Platt(slope, shift)
+        matrix[k] = 0.0
+        matrix[k, terms] = theta[:-1]
+        shift[k] = theta[-1]
+    return Correction(matrix, shift)
 
 
 def log_loss(conditional: np.ndarray, hit: np.ndarray, applies: np.ndarray) -> list[float]:
@@ -141,12 +154,13 @@ def log_loss(conditional: np.ndarray, hit: np.ndarray, applies: np.ndarray) -> l
     return [float(loss[applies[:, k], k].mean()) for k in range(5)]
 
 
-def fold(network: Evaluator, platt: Platt) -> Evaluator:
-    """`network` with `platt` folded into its last layer: its conditional outputs are
-    `platt.apply` of the original's logits, with the same shapes."""
+def fold(network: Evaluator, correction: Correction) -> Evaluator:
+    """`network` with `correction` folded into its last layer (weights ``matrix @ W``, bias
+    ``matrix @ b + shift``): its conditional outputs are `correction.apply` of the
+    original's logits, with the same shapes."""
     w, b = network.weights[-1]
-    weight = (platt.slope[:, None] * w.astype(np.float64)).astype(np.float32)
-    bias = (platt.slope * b.astype(np.float64) + platt.shift).astype(np.float32)
+    weight = (correction.matrix @ w.astype(np.float64)).astype(np.float32)
+    bias = (correction.matrix @ b.astype(np.float64) + correction.shift).astype(np.float32)
     return replace(network, weights=[*network.weights[:-1], (weight, bias)])
 
 
@@ -182,11 +196,12 @@ def selfplay_afterstates(
 
 
 def calibrate(
-    source: str, games: int, seed: int
-) -> tuple[Evaluator | NetworkSet, Platt, dict[str, Any]]:
+    source: str, games: int, seed: int, mix: bool = False
+) -> tuple[Evaluator | NetworkSet, Correction, dict[str, Any]]:
     """The network of checkpoint `source` (a path or ``td`` name) calibrated on `games`
-    games of its own self-play (seed `seed`), the correction, and what the fit saw: the
-    afterstates fitted and each output's rows and log loss before and after."""
+    games of its own self-play (seed `seed`; `fit` with `mix`), the correction, and what
+    the fit saw: the afterstates fitted and each output's rows, events and log loss before
+    and after."""
     path = find_checkpoint(source)
     evaluator = load_evaluator(path)
     network, classes = _answered(evaluator)
@@ -194,19 +209,20 @@ def calibrate(
     hit, applies = conditional_targets(outcome)
     applies &= rule_masks(after)[0]
     z = logits(network, after)
-    platt = fit_platt(z, hit, applies)
-    folded = fold(network, platt)
+    correction = fit(z, hit, applies, mix)
+    folded = fold(network, correction)
     made = {
         "from": str(path),
         "games": games,
         "seed": seed,
+        "mix": mix,
         "afterstates": len(after),
         "classes": [NAMES[c] for c in classes],
-        **platt.to_dict(),
+        **correction.to_dict(),
         "rows": applies.sum(axis=0).tolist(),
         "events": (hit & applies).sum(axis=0).tolist(),
         "log_loss_before": log_loss(sigmoid(z), hit, applies),
-        "log_loss_after": log_loss(platt.apply(z), hit, applies),
+        "log_loss_after": log_loss(correction.apply(z), hit, applies),
     }
     config = {**evaluator.config, "calibration": made}
     if isinstance(evaluator, NetworkSet):
@@ -216,7 +232,7 @@ def calibrate(
         )
     else:
         calibrated = replace(folded, config=config)
-    return calibrated, platt, made
+    return calibrated, correction, made
 
 
 def save(calibrated: Evaluator | NetworkSet, out: Path) -> Path:
@@ -239,6 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="the calibrated checkpoint (.pt)")
     parser.add_argument("--games", type=int, default=10000, help="self-play games fitted")
     parser.add_argument("--seed", type=int, default=17, help="their dice (not the report's)")
+    parser.add_argument(
+        "--mix",
+        action="store_true",
+        help="matrix scaling: each output's logit corrected from all five (default: its own)",
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing --out")
     args = parser.parse_args(argv)
     try:
@@ -256,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     start = time.perf_counter()
     try:
-        calibrated, platt, made = calibrate(args.network, args.games, args.seed)
+        calibrated, correction, made = calibrate(args.network, args.games, args.seed, args.mix)
     except ValueError as exc:
         parser.error(str(exc))
     save(calibrated, out)
@@ -271,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     for k, name in enumerate(OUTCOMES):
         print(
             f"  {name:16s} {made['rows'][k]:8d} {made['events'][k]:7d}"
-            f" {platt.slope[k]:7.3f} {platt.shift[k]:+7.3f}"
+            f" {correction.matrix[k, k]:7.3f} {correction.shift[k]:+7.3f}"
             f" {made['log_loss_before'][k]:.4f} -> {made['log_loss_after'][k]:.4f}"
         )
     print(f"wrote {out} in {time.perf_counter() - start:.0f} s")
