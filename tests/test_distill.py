@@ -561,9 +561,20 @@ def test_grow_deepens_the_sets_network_from_the_same_function(
     config = write_config(tmp_path, labels, init_from=f'"{onesided_set}"')
     changes = ["--set", "net.hidden=[80, 80]", "--set", 'net.activations=["sigmoid", "relu"]']
     changes += ["--set", 'distill.grow=["contact"]', "--set", "distill.warmup=20"]
+    changes += ["--set", "distill.added_lr=0.1"]
     code, _, err = run_train(config, *changes)
     assert code == 0, err
     fitted = saved(tmp_path / "ck", EPOCHS)
+    _, meta = checkpoint.load(tmp_path / "ck" / f"fit-g{EPOCHS:09d}.pt", training=True, sets=True)
+    groups = meta["optimizer"]["param_groups"]  # the added layer's weight and bias: slower
+    assert [len(g["params"]) for g in groups] == [4, 2] and groups[1]["lr_scale"] == 0.1
+    assert groups[1]["lr"] == pytest.approx(0.1 * 1e-4) == pytest.approx(0.1 * groups[0]["lr"])
+    (tmp_path / "ck" / f"fit-g{EPOCHS:09d}.pt").unlink()
+    code, out, err = run_train(config, *changes, "--resume")
+    assert code == 0 and f"after epoch {EPOCHS - 1}" in out, err
+    resumed = saved(tmp_path / "ck", EPOCHS)
+    for key in fitted:
+        np.testing.assert_array_equal(resumed[key], fitted[key], err_msg=key)
     assert fitted["set/contact/model/2.weight"].shape == (80, 80)
     assert not np.array_equal(fitted["set/contact/model/2.weight"], np.eye(80))
     for key in [k for k in arrays if k.startswith("set/race/")]:

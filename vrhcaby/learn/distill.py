@@ -84,6 +84,12 @@ class DistillConfig:
     warm-up: step k (0-based) learns at (k + 1) / warmup of its epoch's rate, so a grown
     network's new weights are not moved at full rate by the first, noisiest Adam steps
     (0: none)."""
+    added_lr: float = 1.0
+    """The learning rate of the hidden layers that depth growth adds (`grow`, or a single
+    network's `[net]` deeper than `init_from`'s), as a share of the fit's: Adam moves each
+    weight by about the rate whatever its gradient, so a 1,024-unit identity layer, whose
+    inputs are all positive, moves every unit's value by about rate x 500 a step, far more
+    than the saved layers' steps move theirs (docs/distillation.md, session 17)."""
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -92,6 +98,8 @@ class DistillConfig:
             )
         if not 0 < self.lr_end <= self.lr:
             raise ValueError(f"need 0 < lr_end <= lr, got {self.lr_end}, {self.lr}")
+        if not self.added_lr > 0:  # NaN too
+            raise ValueError(f"added_lr must be above 0, got {self.added_lr}")
         if (
             min(self.holdout_every, self.shards, self.equity_weight, self.rank_weight, self.warmup)
             < 0
@@ -366,6 +374,22 @@ def step_rate(config: DistillConfig, epoch: int, step: int) -> float:
     return rate
 
 
+def slow_layers(
+    optimizer: torch.optim.Optimizer, model: torch.nn.Module, layers: range, scale: float
+) -> None:
+    """Move the parameters of `model`'s hidden layers `layers` (0 the first) into a
+    parameter group of their own, which `fit_epoch` gives `scale` times the fit's learning
+    rate (`DistillConfig.added_lr`); nothing for no layers. Done before the first step
+    and before a resume loads the optimizer's state, so that the groups are the same."""
+    moved = [p for i in layers for p in model[2 * i].parameters()]  # type: ignore[index]
+    if not moved:
+        return
+    ids = {id(p) for p in moved}
+    for group in optimizer.param_groups:
+        group["params"] = [p for p in group["params"] if id(p) not in ids]
+    optimizer.add_param_group({"params": moved, "lr_scale": scale})
+
+
 def fit_epoch(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -375,17 +399,18 @@ def fit_epoch(
     generator: torch.Generator,
 ) -> float:
     """One pass over `data` at epoch `epoch`'s learning rate (`step_rate`: warmed up over
-    the fit's first steps, every epoch having as many steps as `data` has batches), the
-    decisions in a random order (from `generator`), each decision's rows together; the
-    mean training loss."""
+    the fit's first steps, every epoch having as many steps as `data` has batches; a
+    parameter group's ``lr_scale`` times it, `slow_layers`), the decisions in a random
+    order (from `generator`), each decision's rows together; the mean training loss."""
     _, index = torch.unique(data.decision.cpu(), return_inverse=True)
     rank = torch.randperm(int(index.max()) + 1 if len(index) else 0, generator=generator)
     order = torch.argsort(rank[index], stable=True).to(data.inputs.device)
     total = 0.0
     first = epoch * -(-len(data) // config.batch_size)  # the steps of the epochs before
     for s in range(0, len(data), config.batch_size):
+        rate = step_rate(config, epoch, first + s // config.batch_size)
         for group in optimizer.param_groups:
-            group["lr"] = step_rate(config, epoch, first + s // config.batch_size)
+            group["lr"] = rate * group.get("lr_scale", 1.0)
         rows = order[s : s + config.batch_size]
         batch_loss = loss(model, data, rows, config)
         optimizer.zero_grad(set_to_none=True)

@@ -54,6 +54,7 @@ from vrhcaby.learn.distill import (
     label_source,
     learning_rate,
     shard_files,
+    slow_layers,
     weighted_mean,
 )
 from vrhcaby.learn.game import Evaluation, Game
@@ -670,6 +671,12 @@ def distillation(cfg: TrainConfig, game: Game, device: torch.device) -> Distilla
         adam = replace(cfg.td, optimizer="adam", lr=d.lr, lr_end=d.lr_end)
         trainer = Trainer.for_game(game, adam, d.epochs, cfg.seed, device)
         students = [single_student(trainer, d.labels, d, cfg.seed)]
+    saved = meta.get("networks", {}) if is_set else {"": meta.get("net", {})}
+    nets = trainer.nets if isinstance(trainer, SetTrainer) else {"": cfg.net}
+    for s in students:  # the layers depth growth adds learn at distill.added_lr
+        depth = len(saved.get(s.name, {}).get("hidden", nets[s.name].hidden))
+        added = range(depth, len(nets[s.name].hidden))
+        slow_layers(trainer.optimizer, s.model, added, d.added_lr)
     fitted = sum(len(s.fitted) for s in students)
     if not fitted:
         raise ValueError(
