@@ -32,9 +32,13 @@ at once), `cubeful` (cube decisions by cubeful look-ahead), `gnubg`, and acey-de
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from agents.base import Agent, BatchAgent, CubelessAgent, GameContext
 from engine.text import ascii_int
+
+if TYPE_CHECKING:
+    from agents.td import CubeWindow
 
 __all__ = ["Agent", "BatchAgent", "CubelessAgent", "GameContext", "load_agent", "parse_spec"]
 
@@ -91,10 +95,11 @@ def _prune(spec: str, options: dict[str, str]) -> int | None:
     return int(value)
 
 
-def _cube_window(spec: str, options: dict[str, str]) -> float | None:
-    """The cube window's margin by option `cube_window` (off: None, every cube decision
-    searched; on: the default, `agents.td.CUBE_WINDOW`; or a margin above 0), checked."""
-    from agents.td import CUBE_WINDOW
+def _cube_window(spec: str, options: dict[str, str]) -> CubeWindow | None:
+    """The cube window by option `cube_window` (off: None, every cube decision searched;
+    on: the default, `agents.td.CUBE_WINDOW`; or one margin above 0 for every question),
+    checked."""
+    from agents.td import CUBE_WINDOW, CubeWindow
 
     value = options.get("cube_window", "on")
     if value in ("off", "on"):
@@ -108,7 +113,7 @@ def _cube_window(spec: str, options: dict[str, str]) -> float | None:
             f"option cube_window={value!r} of {spec!r} is on, off or a margin above 0 "
             "(equity per unit of the cube)"
         )
-    return margin
+    return CubeWindow.every(margin)
 
 
 def load_agent(spec: str) -> Agent:

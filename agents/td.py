@@ -56,8 +56,9 @@ cube efficiency. There is no look-ahead in acey-deucey (plies 0 only).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -96,13 +97,46 @@ SHIPPED = CHECKPOINTS / "td-contact-gen3.pt"
 DEFAULT_PRUNER = CHECKPOINTS / "prune" / "td-best.pt"
 
 
-#: The cube window's margin (`cube_window=on`, the spec's default), in equity per unit of
-#: the cube (EMG in a match): how far the 0-ply cube analysis of a position must be from
-#: every threshold of a decision (`decisions.cube_gap`, `decisions.resignation_gap`) for
-#: a 1- or 2-ply cube decision to take the 0-ply answer instead of searching. Chosen from
-#: the agent's own 0-ply against 1-ply analysis of cube decisions of its own games, not
-#: from a judge's verdict (bench/cube_window.py, docs/benchmarks.md).
-CUBE_WINDOW = 0.1
+@dataclass(frozen=True)
+class CubeWindow:
+    """The cube window of a 1- or 2-ply cube decision: for each question, how far (equity
+    per unit of the cube, EMG in a match) the 0-ply analysis of the position must be from
+    the threshold that decides it (`decisions.cube_gap`, `decisions.resignation_gap`) for
+    the agent to give the 0-ply answer instead of searching. A search changes an answer
+    only where it moves that gap across zero, which it seldom does from afar."""
+
+    double: float
+    """Whether to double (or redouble)."""
+    take: float
+    """Whether to take a double, and whether to beaver."""
+    resign: float
+    """Whether to offer a resignation, and whether to accept one."""
+
+    def __post_init__(self) -> None:
+        for what in ("double", "take", "resign"):
+            margin = getattr(self, what)
+            if not 0 < margin < math.inf:  # NaN too
+                raise ValueError(f"td cube window's {what} margin must be above 0, got {margin}")
+
+    @classmethod
+    def every(cls, margin: float) -> CubeWindow:
+        """One margin for every question (`td?cube_window=M`)."""
+        return cls(margin, margin, margin)
+
+    def near(self, d: CubeDecision, question: str | None, *, beavers: bool = False) -> bool:
+        """Whether cube decision `d` is within the window on `question` (None: on any of
+        `decisions.CUBE_QUESTIONS`), so that a search should answer it."""
+        asked = decisions.CUBE_QUESTIONS if question is None else (question,)
+        margins = {"double": self.double, "take": self.take, "beaver": self.take}
+        return any(decisions.cube_gap(d, q, beavers=beavers) < margins[q] for q in asked)
+
+
+#: The cube window of `td` (`cube_window=on`, the spec's default): for each question the
+#: 0-ply gap within which 95% of the answers a full 1-ply search changed lie, rounded up to
+#: a twentieth, in the agent's own cube games (money and 5-point matches against itself,
+#: 15,588 decisions: `python bench/cube_window.py margin`, docs/benchmarks.md): chosen from
+#: the network's own 0-ply against 1-ply disagreement, not from a judge's verdict.
+CUBE_WINDOW = CubeWindow(double=0.15, take=0.6, resign=0.25)
 
 
 class TDAgent(AfterstateAgent):
@@ -122,7 +156,7 @@ class TDAgent(AfterstateAgent):
         name: str = "td",
         *,
         cube_plies: int = 0,
-        cube_window: float | None = CUBE_WINDOW,
+        cube_window: CubeWindow | None = CUBE_WINDOW,
         efficiency: Efficiency = GNUBG_EFFICIENCY,
         beavers: bool = False,
         cube_aware: bool = True,
@@ -133,16 +167,14 @@ class TDAgent(AfterstateAgent):
                 raise ValueError(f"td {what} must be 0, 1 or 2, got {n}")
         if min(filter) < 1:
             raise ValueError(f"td filter sizes must be at least 1, got {filter}")
-        if cube_window is not None and not cube_window > 0:  # NaN too
-            raise ValueError(f"td cube_window must be above 0 (or off), got {cube_window}")
         self.evaluator = evaluator
         self.plies = plies
         self.filter = filter
         self.name = name
         self.cube_plies = cube_plies
-        #: The cube window's margin (None: search every decision): at `cube_plies` 1 or 2
-        #: the search is skipped where the 0-ply analysis is further than this from every
-        #: threshold of the question asked, and the 0-ply answer given.
+        #: The cube window (None: search every decision): at `cube_plies` 1 or 2 the search
+        #: is skipped where the 0-ply analysis is further than its margin from the threshold
+        #: of the question asked, and the 0-ply answer given.
         self.cube_window = cube_window
         self.efficiency = efficiency
         self.beavers = beavers
@@ -290,7 +322,7 @@ class TDAgent(AfterstateAgent):
             return self._zero_ply(board)
         if self.cube_window is not None:
             p = self._zero_ply(board)
-            if gap(p) >= self.cube_window:
+            if gap(p) >= self.cube_window.resign:
                 return p
         return self._searched(board, context).probabilities[0]
 
@@ -315,7 +347,7 @@ class TDAgent(AfterstateAgent):
             return self._janowski(board, context, beavers)
         if self.cube_window is not None:
             first = self._janowski(board, context, beavers)
-            if decisions.cube_gap(first, question, beavers=beavers) >= self.cube_window:
+            if not self.cube_window.near(first, question, beavers=beavers):
                 return first
         v = self._searched(board, context)
         p, nd, dt = v.probabilities[0], float(v.nd[0]), float(v.dt[0])
@@ -515,12 +547,12 @@ def load_td(
     filter: tuple[int, int] = (8, 3),
     prune: int | None = None,
     cube_plies: int = 0,
-    cube_window: float | None = CUBE_WINDOW,
+    cube_window: CubeWindow | None = CUBE_WINDOW,
 ) -> TDAgent:
     """The agent for spec `td[:PATH]`: the network at `path` (see `find_checkpoint`), or
     the shipped one; `prune` replies kept per roll by its pruner (None: no pruning);
-    `cube_plies` the look-ahead of its cube decisions, `cube_window` their window's
-    margin (None: every decision searched)."""
+    `cube_plies` the look-ahead of its cube decisions, `cube_window` their window (None:
+    every decision searched)."""
     file = find_checkpoint(path) if path else SHIPPED
     if not path and not file.is_file():
         raise ValueError(

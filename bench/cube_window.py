@@ -1,9 +1,10 @@
 """The cube window of the td agent (`td?cube_plies=1&cube_window=M`): where its margin
 comes from, what the window costs on the cube yardstick, and what it saves in games.
 
-    python bench/cube_window.py margin [--games 300] [--seed 7]
+    python bench/cube_window.py margin [--games 400] [--seed 7]
     python bench/cube_window.py judge [--margin M]
     python bench/cube_window.py time [--games 200] [--rounds 3] [--opponent 'gnubg?plies=0']
+    python bench/cube_window.py time --no-cube --opponent pubeval
 
 `margin`: the agent's own 0-ply against 1-ply cube analysis, no judge. The default `td`
 plays itself with the cube (money, `--games` games; and 5-point matches, a fifth as many)
@@ -17,15 +18,16 @@ lie outside it (those the window would get wrong against the full search).
 
 `judge`: the cube yardstick (`bench/cube_judge.py`'s set, 1,200 decisions judged by gnubg
 2-ply): `td` at 0 plies, at 1 ply with every decision searched (`cube_window=off`) and
-windowed (`cube_window=M`, the agent's default unless `--margin`): the error of each, the
+windowed (the default window, `agents.td.CUBE_WINDOW`, or one `--margin`): the error of each, the
 windowed minus the full search paired, how many of the doubler's and taker's questions the
 window answered at 0 plies, and how many of those answers differ from the full search's.
 
-`time`: money games with the cube against `--opponent` (one process, one core, the
-network warm): `td` (0-ply cube), `td?cube_plies=1` (windowed) and
+`time`: money games with the cube (`--no-cube`: without, where the agent is still asked
+whether to resign) against `--opponent` (one process, one core, the network warm): `td`
+(0-ply cube), `td?cube_plies=1` (windowed, or `&cube_window=M` with `--margin`) and
 `td?cube_plies=1&cube_window=off` (full), each `--games` games on the same dice, the three
 taking turns in each of `--rounds` rounds; the median CPU and wall seconds of the games
-(start-up excluded) and the ratio to the 0-ply cube's, and how many searches each made.
+(start-up excluded), the ratio to the 0-ply cube's, and how many searches each made.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from agents import cubeful, load_agent  # noqa: E402
-from agents.td import CUBE_WINDOW, TDAgent  # noqa: E402
+from agents.td import TDAgent  # noqa: E402
 from vrhcaby.equity import decisions  # noqa: E402
 from vrhcaby.equity.context import GameContext  # noqa: E402
 from vrhcaby.play.cube_judge import CubeSet, recorded_decisions  # noqa: E402
@@ -53,7 +55,7 @@ from vrhcaby.play.tournament import PairSettings, play_pair  # noqa: E402
 
 DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
 #: Margins whose window is reported by `margin` (equity per unit of the cube).
-MARGINS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2)
+MARGINS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
 #: The 0-ply gap under which a decision counts as near a threshold in `margin`'s report.
 NEAR = 0.25
 
@@ -66,16 +68,27 @@ def signed_gaps(d) -> tuple[float, float]:
 
 def analyses(
     agent: TDAgent, boards: np.ndarray, contexts: list[GameContext]
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The signed gaps (N, 2) of each decision at 0 plies (Janowski) and at 1 ply (the full
-    cubeful search), the agent's network and efficiencies."""
+    cubeful search), the agent's network and efficiencies; and for the resignation the side
+    on roll would offer (N, 3): the 0-ply gap to the nearest resignation
+    (`decisions.resignation_gap`), whether the 1-ply offer differs from the 0-ply one, and
+    what the 0-ply offer loses by the 1-ply probabilities (the offer taken)."""
     zero, one = np.empty((len(boards), 2)), np.empty((len(boards), 2))
+    resign = np.empty((len(boards), 3))
     for i, (board, context) in enumerate(zip(boards, contexts, strict=True)):
         p = agent.before_roll(board[None], 0)[0]
         zero[i] = signed_gaps(decisions.cube_decision(p, board, context, params=agent.efficiency))
-        deep, _ = cubeful.cube_decision(agent.evaluator, board, context, 1, params=agent.efficiency)
+        deep, p1 = cubeful.cube_decision(
+            agent.evaluator, board, context, 1, params=agent.efficiency
+        )
         one[i] = signed_gaps(deep)
-    return zero, one
+        offers = decisions.resignation_offer(p, context), decisions.resignation_offer(p1, context)
+        # resigning o against playing on, by the 1-ply probabilities (0: playing on)
+        value = [decisions.resignation_gap(p1, context, o) if o else 0.0 for o in offers]
+        changed = offers[0] != offers[1]
+        resign[i] = decisions.resignation_gap(p, context), changed, abs(value[1] - value[0])
+    return zero, one, resign
 
 
 def margin(games: int, seed: int) -> None:
@@ -92,7 +105,7 @@ def margin(games: int, seed: int) -> None:
         contexts += c
         print(f"{kind}: {n} games, {len(b)} decisions ({time.perf_counter() - t:.0f} s)")
     t = time.perf_counter()
-    zero, one = analyses(agent, np.concatenate(boards), contexts)
+    zero, one, resign = analyses(agent, np.concatenate(boards), contexts)
     print(f"{len(zero)} decisions analysed at 0 and 1 ply ({time.perf_counter() - t:.0f} s)\n")
     shift = np.abs(one - zero)
     flips = np.sign(one) != np.sign(zero)
@@ -107,26 +120,45 @@ def margin(games: int, seed: int) -> None:
     for k, question in enumerate(("double", "take")):
         cells = " ".join(f"{np.quantile(shift[near[:, k], k], q):8.4f}" for q in quantiles)
         print(f"  {question:8} {cells}  {int(near[:, k].sum()):5d} decisions")
+    print("the 0-ply gaps of the answers the search changed, quantiles:")
     for k, question in enumerate(("double", "take")):
         changed = np.abs(zero[flips[:, k], k])
-        widest = f"{changed.max():.4f}" if len(changed) else "-"
-        print(f"{question}: the widest 0-ply gap the search changed an answer at: {widest}")
-    print("\nwindow by margin: share searched; answers the search changes outside the window")
-    heads = ("double: searched", "missed", "take: searched", "missed")
+        cells = " ".join(f"q{q:g} {np.quantile(changed, q):.4f}" for q in (0.9, 0.95, 0.99, 1.0))
+        print(f"  {question:8} {cells}")
+    print(
+        "\nwindow by margin: the share of decisions searched; the answers the search changes"
+        " outside the window, and what they cost by the 1-ply search's own measure (|gap1|),"
+        " millipoints a decision"
+    )
+    heads = ("double: searched", "missed", "cost", "take: searched", "missed", "cost")
     print(f"  {'margin':>6} " + " ".join(f"{h:>16}" for h in heads))
     for m in MARGINS:
         inside = np.abs(zero) < m
-        cells = []
+        row = []
         for k in range(2):
-            missed = int((flips[:, k] & ~inside[:, k]).sum())
-            cells.append(f"{inside[:, k].mean():16.1%} {missed:16d}")
-        print(f"  {m:6.2f} {' '.join(cells)}")
+            missed = flips[:, k] & ~inside[:, k]
+            cost = 1000 * np.abs(one[missed, k]).sum() / len(zero)
+            row.append(f"{inside[:, k].mean():16.1%} {int(missed.sum()):16d} {cost:16.3f}")
+        print(f"  {m:6.2f} {' '.join(row)}")
+    gap, flip, cost = resign[:, 0], resign[:, 1] > 0, resign[:, 2]
+    cells = " ".join(f"q{q:g} {np.quantile(gap[flip], q):.4f}" for q in (0.9, 0.95, 0.99, 1.0))
+    print(f"\nresignation offers the search changed: {int(flip.sum())}; their 0-ply gaps: {cells}")
+    print(f"  {'margin':>6} {'searched':>16} {'missed':>16} {'cost':>16}")
+    for m in MARGINS:
+        missed = flip & (gap >= m)
+        lost = 1000 * cost[missed].sum() / len(gap)
+        print(f"  {m:6.2f} {(gap < m).mean():16.1%} {int(missed.sum()):16d} {lost:16.3f}")
 
 
-def judge(margin_: float, path: Path) -> None:
+def windowed(margin_: float | None) -> str:
+    """The spec of `td` at 1 ply with the default window, or one of margin `margin_`."""
+    return "td?cube_plies=1" if margin_ is None else f"td?cube_plies=1&cube_window={margin_:g}"
+
+
+def judge(margin_: float | None, path: Path) -> None:
     """The window on the cube yardstick: errors, paired difference, skips and changes."""
     judged = CubeSet.load(path)
-    specs = ["td", "td?cube_plies=1&cube_window=off", f"td?cube_plies=1&cube_window={margin_:g}"]
+    specs = ["td", "td?cube_plies=1&cube_window=off", windowed(margin_)]
     answers = {}
     for spec in specs:
         t = time.perf_counter()
@@ -142,14 +174,14 @@ def judge(margin_: float, path: Path) -> None:
         )
         paired = row["paired"]["total"]
         print(f"  {spec:36} {cells}  paired to full {paired['mean']:+.2f}±{paired['se']:.2f}")
-    agent = load_agent("td")
-    assert isinstance(agent, TDAgent)
+    agent, window = load_agent("td"), load_agent(specs[2]).cube_window  # type: ignore[attr-defined]
+    assert isinstance(agent, TDAgent) and window is not None
     skipped = np.zeros((len(judged), 2), bool)
     for i, board in enumerate(judged.boards):
         context = judged.context(i)
         d = agent.cube_decision(engine.Position(board), context)  # 0 plies: Janowski
         for k, question in enumerate(("double", "take")):
-            skipped[i, k] = decisions.cube_gap(d, question, beavers=context.beavers) >= margin_
+            skipped[i, k] = not window.near(d, question, beavers=context.beavers)
     for k, question in enumerate(("double", "take")):
         changed = answers[specs[1]][k] != answers[specs[2]][k]
         print(
@@ -159,9 +191,12 @@ def judge(margin_: float, path: Path) -> None:
         )
 
 
-def timing(games: int, rounds: int, opponent: str, seed: int) -> None:
-    """Median CPU and wall seconds of cube money games at the three cube settings."""
-    specs = ["td", "td?cube_plies=1", "td?cube_plies=1&cube_window=off"]
+def timing(
+    games: int, rounds: int, opponent: str, seed: int, cube: bool, margin_: float | None
+) -> None:
+    """Median CPU and wall seconds of money games (with the cube, or without it: the agent
+    is still asked whether to resign) at the three cube settings."""
+    specs = ["td", windowed(margin_), "td?cube_plies=1&cube_window=off"]
     agents = {spec: load_agent(spec) for spec in specs}
     other = load_agent(opponent)
     searches: dict[str, int] = {}
@@ -180,7 +215,7 @@ def timing(games: int, rounds: int, opponent: str, seed: int) -> None:
     for spec, agent in agents.items():
         assert isinstance(agent, TDAgent)
         agent._searched = counted(agent, spec)  # type: ignore[method-assign]
-    settings = PairSettings(cube=True)
+    settings = PairSettings(cube=cube)
     play_pair(agents["td"], other, games=4, seed=seed + 1, settings=settings)  # warm-up
     times: dict[str, list[tuple[float, float]]] = {spec: [] for spec in specs}
     points: dict[str, float] = {}
@@ -193,7 +228,8 @@ def timing(games: int, rounds: int, opponent: str, seed: int) -> None:
             points[spec] = sum(g.a_points for g in pair.results) / len(pair.results)
             print(f"  round {r + 1} {spec:34} {times[spec][-1][0]:6.2f} CPU s")
     base = statistics.median(c for c, _ in times["td"])
-    print(f"\n{games} money games with the cube against {opponent}, medians of {rounds} rounds")
+    kind = "with the cube" if cube else "without the cube"
+    print(f"\n{games} money games {kind} against {opponent}, medians of {rounds} rounds")
     print(f"  {'td spec':34} {'CPU s':>7} {'wall s':>7} {'/ 0-ply':>8} {'searches':>9} {'ppg':>7}")
     for spec in specs:
         c = statistics.median(c for c, _ in times[spec])
@@ -209,20 +245,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("part", choices=("margin", "judge", "time"))
     parser.add_argument("--games", type=int, default=None)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--margin", type=float, default=CUBE_WINDOW)
+    parser.add_argument("--margin", type=float, help="one margin (default: CUBE_WINDOW's)")
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--opponent", default="gnubg?plies=0")
+    parser.add_argument("--no-cube", action="store_true", help="time: cubeless games")
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
     if args.part == "margin":
-        margin(args.games or 300, args.seed)
+        margin(args.games or 400, args.seed)
     elif args.part == "judge":
         judge(args.margin, args.set)
     else:
-        timing(args.games or 200, args.rounds, args.opponent, args.seed)
+        cube = not args.no_cube
+        timing(args.games or 200, args.rounds, args.opponent, args.seed, cube, args.margin)
     return 0
 
 

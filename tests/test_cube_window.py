@@ -22,13 +22,14 @@ from gnubg_oracle import GnubgEvaluator
 import engine
 from agents import cubeful, load_agent
 from agents.gnubg import GnubgAgent
-from agents.td import CUBE_WINDOW, TDAgent
+from agents.td import CUBE_WINDOW, CubeWindow, TDAgent
 from vrhcaby.equity import cube, decisions
 from vrhcaby.equity.context import GameContext
 from vrhcaby.equity.outcomes import invert
 
 PYPI = cube.GNUBG_PYPI_EFFICIENCY
 MARGIN = 0.1
+WINDOW = CubeWindow.every(MARGIN)
 CONTEXTS = (
     GameContext(),
     GameContext(cube_value=2, cube_owner="me"),
@@ -65,7 +66,7 @@ def test_inside_the_window_the_full_search_outside_the_0_ply(boards) -> None:
     """Doubles and takes: within the margin of their threshold the answer is the full
     search's, beyond it the 0-ply one and no search is made (one board evaluated)."""
     evaluator = Counting()
-    windowed = TDAgent(evaluator, cube_plies=1, cube_window=MARGIN, efficiency=PYPI)
+    windowed = TDAgent(evaluator, cube_plies=1, cube_window=WINDOW, efficiency=PYPI)
     seen = {"searched": 0, "skipped": 0, "differs": 0}
     for board in boards:
         for context in CONTEXTS:
@@ -101,7 +102,7 @@ def test_the_whole_decision_inside_the_window_is_the_searchs(boards) -> None:
     """`cube_decision` asked no question is searched where any threshold is within the
     margin, and then equals the full search's decision, equities and all."""
     evaluator = GnubgEvaluator()
-    windowed = TDAgent(evaluator, cube_plies=1, cube_window=MARGIN, efficiency=PYPI)
+    windowed = TDAgent(evaluator, cube_plies=1, cube_window=WINDOW, efficiency=PYPI)
     inside = 0
     for board in boards:
         context = GameContext(jacoby=True)
@@ -147,7 +148,7 @@ def test_resignations_follow_the_window() -> None:
     them where that resignation's threshold is within the margin, else by the 0-ply ones.
     The opening position is far outside: no offer, and no search."""
     evaluator = Counting()
-    windowed = TDAgent(evaluator, cube_plies=1, cube_window=MARGIN, efficiency=PYPI)
+    windowed = TDAgent(evaluator, cube_plies=1, cube_window=WINDOW, efficiency=PYPI)
     context = GameContext(cube_value=2, cube_owner="opponent")
     board = _lost()
     _, p = cubeful.cube_decision(evaluator, board, context, 1, params=PYPI)
@@ -187,7 +188,7 @@ def test_resignation_gap_is_the_distance_to_resigning() -> None:
 def test_the_0_ply_analysis_of_a_board_is_made_once() -> None:
     """Whether to resign, then whether to double, on one board: one evaluation (0 plies,
     and at 1 ply outside the window)."""
-    for agent_kwargs in ({}, {"cube_plies": 1, "cube_window": MARGIN}):
+    for agent_kwargs in ({}, {"cube_plies": 1, "cube_window": WINDOW}):
         evaluator = Counting()
         agent = TDAgent(evaluator, efficiency=PYPI, **agent_kwargs)  # type: ignore[arg-type]
         position, context = engine.Position.start(), GameContext()
@@ -214,11 +215,39 @@ def test_cube_gap_asks_the_right_threshold() -> None:
         decisions.cube_gap(d, "redouble")
 
 
+def test_each_question_has_its_own_margin(boards) -> None:
+    """A window wide for the take and narrow for the double: every take is searched (the
+    full search's answer), no double is (the 0-ply answer, one board evaluated)."""
+    evaluator = Counting()
+    tiny, wide = 1e-9, 10.0
+    agent = TDAgent(
+        evaluator, cube_plies=1, cube_window=CubeWindow(tiny, wide, tiny), efficiency=PYPI
+    )
+    context = GameContext(match_to=5, score=(1, 2))
+    for board in boards[:5]:
+        position = engine.Position(board)
+        full, _ = cubeful.cube_decision(evaluator, board, context, 1, params=PYPI)
+        flat = janowski(evaluator, board, context)
+        agent.__dict__.pop("_last_zero", None)
+        evaluator.asked = 0
+        assert agent.double_decision(position, context) == flat.double
+        assert evaluator.asked == 1
+        assert agent.take_decision(position.flip(), context.flip()) == full.take
+        assert evaluator.asked > 1
+
+
+@pytest.mark.parametrize("margins", [(0.0, 0.1, 0.1), (0.1, -1.0, 0.1), (0.1, 0.1, math.nan)])
+def test_a_window_margin_must_be_above_0(margins) -> None:
+    with pytest.raises(ValueError, match="margin must be above 0"):
+        CubeWindow(*margins)
+
+
 def test_td_spec_takes_cube_window() -> None:
     assert load_agent("td").cube_window == CUBE_WINDOW  # type: ignore[attr-defined]
     assert load_agent("td?cube_plies=1&cube_window=on").cube_window == CUBE_WINDOW  # type: ignore[attr-defined]
     assert load_agent("td?cube_plies=1&cube_window=off").cube_window is None  # type: ignore[attr-defined]
-    assert load_agent("td?cube_plies=1&cube_window=0.05").cube_window == 0.05  # type: ignore[attr-defined]
+    every = load_agent("td?cube_plies=1&cube_window=0.05").cube_window  # type: ignore[attr-defined]
+    assert every == CubeWindow(double=0.05, take=0.05, resign=0.05)
 
 
 @pytest.mark.parametrize("value", ["0", "-0.1", "nan", "inf", "wide", "0,1", "½", "1e999"])
