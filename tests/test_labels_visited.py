@@ -30,7 +30,9 @@ from vrhcaby.cli.main import main
 from vrhcaby.learn import distill, labels
 from vrhcaby.learn.distill import DistillConfig, fit_epoch, held_out, load_labels
 from vrhcaby.learn.labels import (
+    STUDENT_TOP,
     TEACHER_CHOICE,
+    TEACHER_SEARCHED,
     VISITED,
     LabelConfig,
     Shard,
@@ -113,6 +115,39 @@ def test_the_visited_replies_are_the_students_best_of_each_roll(visited, student
     assert set(seen) == live and len(live) >= 5
     for a in sorted(live)[:3]:
         assert seen[a] == plain_visits(student, a, 2)
+
+
+def test_visited_student_also_searches_the_students_one_ply_choice(teacher, student, visited):
+    """With visited_student the choices searched are each decision's teacher choice and the
+    student's best play by its 1-ply value (the plain search) among the decision's
+    student-top and teacher-searched plays, and no other of its plays; the shard's other
+    rows are those without it."""
+    both = make_shard(replace(VISIT, visited_student=True), 0, teacher, student)
+    _, first = visited_part(visited)
+    assert visited_part(both)[1] == first
+    mine = both.decision < first
+    np.testing.assert_array_equal(both.after[mine], visited.after[visited.decision < first])
+    searched_choices = set()
+    for j in range(first, len(both.boards)):
+        board = _key(both.boards[j])
+        searched_choices.add((board[1], board[0]))
+    extra = 0
+    for j in range(first):
+        rows = np.flatnonzero(both.decision == j)
+        choice = rows[(both.role[rows] & TEACHER_CHOICE) > 0]
+        candidates = rows[(both.role[rows] & (STUDENT_TOP | TEACHER_SEARCHED)) > 0]
+        values = [_equity(searched(student, _key(both.after[r]), 1)) for r in candidates]
+        best = candidates[int(np.argmax(values))]
+        live = engine.game_value(both.after[rows]) == 0
+        for r, alive in zip(rows, live, strict=True):
+            assert (_key(both.after[r]) in searched_choices) == (alive and r in (*choice, best))
+        extra += int(best not in choice and live[rows == best][0])
+    assert extra >= 1  # the student's one-ply disagrees with the teacher somewhere
+
+
+def test_visited_student_needs_visited():
+    with pytest.raises(ValueError, match="visited_student needs visited"):
+        replace(VISIT, visited=0.0, visited_student=True)
 
 
 def test_visited_labels_are_the_teachers_search(visited, teacher):

@@ -24,7 +24,10 @@ the one `ply_probabilities(student, [a], 1)` averages), and the student's best
 `visited_top` replies of each roll are labelled by the teacher's search like every other
 label: each (a, roll) is a decision of its own, the board `a` seen from the opponent and
 the roll its dice, its rows marked VISITED. A roll whose best reply ends the game, or
-that has no legal reply, is skipped.
+that has no legal reply, is skipped. With `visited_student` the student's own one-ply
+choice among the decision's labelled plays is searched too when it is not `a`: the
+replies whose values mislead the student's search into that play (DAgger's states of
+the learner's own mistakes).
 
 A run plays one variant (`LabelConfig.variant`): the self-play starts from the variant's
 layout. Nackgammon is backgammon from another start. Acey-deucey (`make_shard`'s other
@@ -112,6 +115,10 @@ class LabelConfig:
     visited_top: int = 1
     """The student's best replies by 0-ply labelled of each roll of a visited choice (1:
     the one its one-ply search picks; 2 or more let the rank term say which is better)."""
+    visited_student: bool = False
+    """Also search, in each visited decision, the student's own one-ply choice among the
+    decision's labelled plays when it is not the teacher's (module docstring): the
+    replies behind the student's one-ply mistakes (False: the teacher's choice alone)."""
     prune: int = 0
     """Replies kept per roll by the teacher's pruning network at every ply of its search
     (`agents.search.Pruner`, about 2.5 times faster at 2 plies); 0: every reply valued."""
@@ -150,6 +157,8 @@ class LabelConfig:
                 f"variant acey-deucey: its search is one ply without pruning (plies 1, prune "
                 f"0), got plies {self.plies}, prune {self.prune}"
             )
+        if self.visited_student and not self.visited:
+            raise ValueError("visited_student needs visited above 0 (the decisions searched)")
         if self.variant == ACEY_DEUCEY and self.visited:
             raise ValueError(f"variant acey-deucey: visited must be 0, got {self.visited}")
 
@@ -478,6 +487,8 @@ def _with_visited(
     teacher choices appended, labelled by the teacher's search: a decision per distinct
     (choice, roll), rows VISITED."""
     chosen = drawn[shard.decision] & ((shard.role & TEACHER_CHOICE) > 0)
+    if config.visited_student:
+        chosen |= _student_choices(shard, drawn, student)
     a = shard.after[chosen]
     a = a[engine.game_value(a) == 0]
     if not len(a):
@@ -512,6 +523,23 @@ def _with_visited(
         games=shard.games,
         positions=teacher.count,
     )
+
+
+def _student_choices(shard: Shard, drawn: np.ndarray, student: ValueFunction) -> np.ndarray:
+    """Mask of `shard`'s rows that are the student's one-ply choice (`ply_probabilities`
+    at 1 ply, the value its `plies=1` search compares) among the plays labelled in each
+    `drawn` decision as the student's best or the teacher's searched ones."""
+    candidate = drawn[shard.decision] & ((shard.role & (STUDENT_TOP | TEACHER_SEARCHED)) > 0)
+    rows = np.flatnonzero(candidate)
+    mask = np.zeros(len(shard.after), dtype=bool)
+    if not len(rows):
+        return mask
+    value = np.asarray(
+        equity(search.ply_probabilities(student, shard.after[rows], 1)), dtype=np.float64
+    )
+    best = search.best_rows(value, shard.decision[rows], len(shard.boards))
+    mask[rows[best[best >= 0]]] = True
+    return mask
 
 
 def _labelled(
