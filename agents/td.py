@@ -1,6 +1,7 @@
 """The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
 
-Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K&cube_plies=0|1|2]`. The evaluator (from
+Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K&cube_plies=0|1|2&cube_window=on|off|M]`.
+The evaluator (from
 `vrhcaby.nn.net.load_evaluator`, or any `agents.search.ValueFunction`, with `.variant`)
 gives, for each afterstate (mover in row 1, opponent to roll), P(win), P(win gammon),
 P(win backgammon), P(lose gammon), P(lose backgammon); the agent turns them into cubeless
@@ -24,13 +25,19 @@ hint` ranks with; every evaluation of one ply, for all candidates and all boards
 batch, is one call of the evaluator.
 
 The agent is cube-aware: its double, take, beaver and resignation decisions
-(`cube_decision`) look `cube_plies` ahead, apart from its checker play's `plies`. The
-default is 0, for tournaments: a cubeful 1-ply decision before each roll made a 200-game
-cube money session against gnubg 0-ply 4.6-5.2 times as long (2.1-2.5 pruned), where its
-error on the cube yardstick falls from 16.1 to 6.9 millipoints a decision
-(docs/benchmarks.md); `td?cube_plies=1` asks for it. The analysis commands (`vrhcaby
-cube`, `eval`, `analyse`, `serve`) look 1 ply ahead unless told otherwise
-(`vrhcaby.analysis.CUBE_PLIES`).
+(`cube_decision`) look `cube_plies` ahead, apart from its checker play's `plies`. At 1 or
+2 plies a cube window (`cube_window`, `CubeWindow`; on by default) skips the search where
+the 0-ply analysis is far from the threshold of the question asked (whether to double,
+to take or beaver, to resign or accept a resignation), as GNU Backgammon considers a double
+only in its market window: there the 0-ply answer stands. Its margins (`CUBE_WINDOW`) come
+from the network's own 0-ply against 1-ply analysis; on the cube yardstick the windowed
+1-ply agent errs as the full search does (6.98 against 6.91 millipoints a decision, paired
++0.07 +- 0.32), in 200 cube money games against gnubg 0-ply in 2.75 times the 0-ply cube's
+time where the full search takes 6.7 (docs/benchmarks.md). `cube_window=off` searches every
+decision; `cube_window=M` one margin M for every question. The default `cube_plies` is 0,
+for tournaments, as a 1-ply cube even windowed is over twice the 0-ply time; `td?cube_plies=1`
+asks for it. The analysis commands (`vrhcaby cube`, `eval`, `analyse`, `serve`) look 1 ply
+ahead unless told otherwise (`vrhcaby.analysis.CUBE_PLIES`), searching every position.
 
 At 0 plies it evaluates the position for the side on roll (`before_roll`: the
 opponent's afterstate, seen from the other side) and decides from those five
