@@ -23,7 +23,7 @@ import engine
 from agents import cubeful, load_agent
 from agents.gnubg import GnubgAgent
 from agents.td import CUBE_WINDOW, CubeWindow, TDAgent
-from vrhcaby.equity import cube, decisions
+from vrhcaby.equity import cube, decisions, met
 from vrhcaby.equity.context import GameContext
 from vrhcaby.equity.outcomes import invert
 
@@ -180,9 +180,13 @@ def test_resignation_gap_is_the_distance_to_resigning() -> None:
     assert decisions.resignation_gap(p, context) == pytest.approx(
         min(abs(-v - play) for v in (1, 2, 3))
     )
-    match = GameContext(match_to=5, score=(0, 0))
-    gap = decisions.resignation_gap(p, match, 1)
-    assert 0 < gap < 2 and math.isfinite(gap)
+    match = GameContext(match_to=5, score=(1, 2), cube_value=2, cube_owner="me")
+    away = match.away()
+    play_mwc = met.mwc_from_probabilities(p, *away, 2)
+    for value in (1, 2, 3):
+        resign_mwc = met.KAZAROSS_XG2.outcome(*away, 2 * value, False)
+        expected = abs(met.mwc_to_emg(resign_mwc, *away, 2) - met.mwc_to_emg(play_mwc, *away, 2))
+        assert decisions.resignation_gap(p, match, value) == pytest.approx(expected)
 
 
 def test_the_0_ply_analysis_of_a_board_is_made_once() -> None:

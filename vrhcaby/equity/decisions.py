@@ -122,7 +122,7 @@ def cube_gap(d: cube.CubeDecision, question: str | None = None, *, beavers: bool
         return np.inf
     beaver = [d.dt, d.dt + 2.0] if beavers else []
     gaps = {
-        "double": [min(d.dt, d.dp) - d.nd, *([2.0 * d.dt - d.nd, *beaver] if beavers else [])],
+        "double": [min(d.dt, d.dp) - d.nd, *([2.0 * d.dt - d.nd] if beavers else []), *beaver],
         "take": [d.dp - d.dt],
         "beaver": [d.dp - d.dt, *beaver],
     }
