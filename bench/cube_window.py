@@ -27,7 +27,8 @@ whether to resign) against `--opponent` (one process, one core, the network warm
 (0-ply cube), `td?cube_plies=1` (windowed, or `&cube_window=M` with `--margin`) and
 `td?cube_plies=1&cube_window=off` (full), each `--games` games on the same dice, the three
 taking turns in each of `--rounds` rounds; the median CPU and wall seconds of the games
-(start-up excluded), the ratio to the 0-ply cube's, and how many searches each made.
+(start-up excluded), the ratio to the 0-ply cube's, and how many searches each made (and
+by question, in the last round).
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ from vrhcaby.play.tournament import PairSettings, play_pair  # noqa: E402
 DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
 #: Margins whose window is reported by `margin` (equity per unit of the cube).
 MARGINS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
+#: The questions a tournament asks an agent before a roll, whose searches `time` counts.
+QUESTIONS = ("resign_offer", "accept_resignation", "double_decision", "take_decision")
 #: The 0-ply gap under which a decision counts as near a threshold in `margin`'s report.
 NEAR = 0.25
 
@@ -199,29 +202,40 @@ def timing(
     specs = ["td", windowed(margin_), "td?cube_plies=1&cube_window=off"]
     agents = {spec: load_agent(spec) for spec in specs}
     other = load_agent(opponent)
-    searches: dict[str, int] = {}
+    # Searches made (a board and context not the last one searched), by spec and question.
+    searches: dict[str, dict[str, int]] = {spec: {} for spec in specs}
+    asking: list[str] = [""]
 
-    def counted(agent: TDAgent, spec: str):
+    def counted(agent: TDAgent, spec: str) -> None:
         search = agent._searched
 
-        def wrapped(board, context):
-            key = (board.tobytes(), context)
+        def searched(board, context):
             last = agent.__dict__.get("_last_search")
-            searches[spec] = searches.get(spec, 0) + (last is None or last[0] != key)
+            if last is None or last[0] != (board.tobytes(), context):
+                tally = searches[spec]
+                tally[asking[0]] = tally.get(asking[0], 0) + 1
             return search(board, context)
 
-        return wrapped
+        agent._searched = searched  # type: ignore[method-assign]
+        for question in QUESTIONS:
+            method = getattr(agent, question)
+
+            def asked(*args, _method=method, _question=question):
+                asking[0] = _question
+                return _method(*args)
+
+            setattr(agent, question, asked)
 
     for spec, agent in agents.items():
         assert isinstance(agent, TDAgent)
-        agent._searched = counted(agent, spec)  # type: ignore[method-assign]
+        counted(agent, spec)
     settings = PairSettings(cube=cube)
     play_pair(agents["td"], other, games=4, seed=seed + 1, settings=settings)  # warm-up
     times: dict[str, list[tuple[float, float]]] = {spec: [] for spec in specs}
     points: dict[str, float] = {}
     for r in range(rounds):
         for spec in specs:
-            searches[spec] = 0
+            searches[spec] = {}
             cpu, wall = time.process_time(), time.perf_counter()
             pair = play_pair(agents[spec], other, games=games, seed=seed, settings=settings)
             times[spec].append((time.process_time() - cpu, time.perf_counter() - wall))
@@ -235,9 +249,12 @@ def timing(
         c = statistics.median(c for c, _ in times[spec])
         w = statistics.median(w for _, w in times[spec])
         print(
-            f"  {spec:34} {c:7.2f} {w:7.2f} {c / base:7.2f}x {searches.get(spec, 0):9d}"
+            f"  {spec:34} {c:7.2f} {w:7.2f} {c / base:7.2f}x {sum(searches[spec].values()):9d}"
             f" {points[spec]:+7.3f}"
         )
+    print("searches by the question that first needed them (the last round):")
+    for spec in specs[1:]:
+        print(f"  {spec:34} " + ", ".join(f"{q} {n}" for q, n in sorted(searches[spec].items())))
 
 
 def main(argv: list[str] | None = None) -> int:
