@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,29 @@ def test_gnubg_plays_cost_nothing_and_weaker_agents_cost_more(judged: Judged) ->
     assert random_cost.mean() > pubeval.mean > 0
     assert pubeval.per_game == pytest.approx(pubeval.mean * pubeval.positions / 8)
     assert pubeval.se > 0 and set(pubeval.to_json()) >= {"mean", "se", "contact", "race"}
+
+
+def test_the_bench_counts_the_decisions_whose_play_moved_from_the_first_agents(
+    judged: Judged, capsys: pytest.CaptureFixture
+) -> None:
+    """bench/judge.py's `moved`: the decisions where an agent's play is not the first
+    agent's, against a count made one decision at a time."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_judge", Path(__file__).resolve().parents[1] / "bench" / "judge.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rows = bench.judge_agents(judged, ["pubeval", "pubeval", "heuristic"])
+    pubeval, heuristic = load_agent("pubeval"), load_agent("heuristic")
+    differ = sum(
+        not np.array_equal(
+            pubeval.choose_boards(b[None], d[None]), heuristic.choose_boards(b[None], d[None])
+        )
+        for b, d in zip(judged.boards, judged.dice, strict=True)
+    )
+    assert [r["moved"] for r in rows] == [0, 0, differ] and differ > 0
+    assert "moved" in capsys.readouterr().out
 
 
 def test_a_play_that_is_not_legal_is_refused(judged: Judged) -> None:
