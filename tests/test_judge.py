@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -62,7 +63,8 @@ def test_the_bench_counts_the_decisions_whose_play_moved_from_the_first_agents(
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     rows = bench.judge_agents(judged, ["pubeval", "pubeval", "heuristic"])
-    pubeval, heuristic = load_agent("pubeval"), load_agent("heuristic")
+    pubeval: Any = load_agent("pubeval")  # the Agent protocol names no choose_boards
+    heuristic: Any = load_agent("heuristic")
     differ = sum(
         not np.array_equal(
             pubeval.choose_boards(b[None], d[None]), heuristic.choose_boards(b[None], d[None])
