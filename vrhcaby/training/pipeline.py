@@ -116,7 +116,8 @@ class GenerationsConfig:
     cube_plies: tuple[int, ...] = (0, 1)
     """Cube look-aheads (`td?cube_plies=N`) the cube error is judged at: 0, Janowski on
     the 0-ply probabilities; 1, the cubeful one-ply search that `vrhcaby cube` answers
-    with by default. The first is the report's `cube_error`, all are `cube_errors`."""
+    with by default (every decision searched: the agent's cube window off). The first is
+    the report's `cube_error`, all are `cube_errors`."""
     duel_games: int = 0
     """Judge each generation by this many mirrored cubeless money games (an even number)
     against its teacher, on the recipe's seed, instead of by the judged set (which is
@@ -667,7 +668,7 @@ def judge(cfg: GenerationsConfig, network: str, duel: Duel | None = None) -> dic
             str(plies): float(
                 1000
                 * cubes.errors(
-                    *cubes.answers(load_agent(f"td:{network}?cube_plies={plies}"))
+                    *cubes.answers(load_agent(f"td:{network}?cube_plies={plies}&cube_window=off"))
                 ).total.mean()
             )
             for plies in cfg.cube_plies
