@@ -19,6 +19,7 @@ from corpus import lockstep_positions
 import engine
 from agents import load_agent
 from engine.classify import BEAROFF1, BEAROFF2, CONTACT, CRASHED, NAMES
+from vrhcaby.base.config import load_config
 from vrhcaby.cli import train
 from vrhcaby.learn import distill
 from vrhcaby.learn.distill import DistillConfig, fit_epoch, held_out, load_labels
@@ -618,4 +619,4 @@ def test_with_evaluations_the_best_is_the_evaluations(tmp_path: Path, labels: Pa
     _, best = checkpoint.load(tmp_path / "ck" / "fit-best.pt")
     assert best["best_by"] == "ppg" and best["evaluation"]["games"] in (2, 3)
     assert best["best"] == best["evaluation"]["random"]["ppg"]
-    assert train.learner_threads(train.load_config(train.TrainConfig, config), "local", None) == 1
+    assert train.learner_threads(load_config(train.TrainConfig, config), "local", None) == 1
