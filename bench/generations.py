@@ -3,6 +3,7 @@ checker plays (`bench/judge.py`) and on the cube yardstick (`bench/cube_judge.py
 the labels and core-hours spent to make it, drawn as a picture.
 
     python bench/generations.py            # judges, prints the table, writes docs/generations.*
+    python bench/generations.py --only contact4  # judges only these, keeps the others' figures
     python bench/generations.py --draw     # redraws docs/generations.svg from the json
 
 Each generation is a recipe in `configs/distill/` (its labels' config, its fit's config;
@@ -11,12 +12,16 @@ network. The core-hours are those measured when the generation was made, on the 
 two-core CPU machine (labels, then fitting; a generation's cost, not the ones before it).
 Judged here, on one core: the checker plays at 0 and 1 ply (equity given away per
 decision against GNU Backgammon 2-ply, 2,400 decisions) and the cube decisions with
-`cube_plies` 0 and 1 (millipoints per decision, 1,200 decisions); the 2-ply checker cost
+`cube_plies` 0 and 1 (millipoints per decision, 1,200 decisions; 1 ply with every
+decision searched, `cube_window=off`, as before the window existed); the 2-ply checker cost
 is slow to judge (minutes a network) and is copied from where it was measured
 (`TWO_PLY`), null where it never was. Writes `docs/generations.json` (the figures, its
 `fields` saying what each is) and `docs/generations.svg` (two panels: the checker cost
 per generation at each depth, the cube error at each cube depth; GNU Backgammon 0-ply's
-as dashed lines).
+as dashed lines). Judging every generation takes most of an hour on the shared machine (the
+1-ply figures); `--only` judges the generations named (a new one) and keeps the others'
+rows and the references from docs/generations.json, the paired differences still against
+gen0 judged again (0-ply, seconds).
 """
 
 from __future__ import annotations
@@ -73,6 +78,15 @@ GENERATIONS = (
         "configs/distill/contact3-labels.toml (172 shards) + contact3-fit.toml",
         1.0,
     ),
+    # td-contact-gen3 fitted on more of contact3's labels and on the labels at the replies
+    # its own one-ply search visits (session 16; the labels 0.505 core-hours, the fit 2.2
+    # minutes).
+    (
+        "contact4",
+        "td:td-contact-gen4",
+        "configs/distill/visited-labels.toml (96 shards) + gen4-fit.toml",
+        0.55,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 #: The labels each generation was fitted from (None: a TD generation, made by self-play),
@@ -86,6 +100,7 @@ LABELS = {
     "contact2": 1_263_939,
     "contact2x": 1_489_527,
     "contact3": 561_722,
+    "contact4": 233_078 + 312_662,  # the first 96 shards of visited/ and of contact3/
 }
 #: The 2-ply judged costs measured when the generations were made (mean, standard error,
 #: pruned search, where the figure is written); the generations missing were not judged
@@ -95,6 +110,7 @@ TWO_PLY = {
     "contact0": (0.00150, 0.00013, True, "docs/distillation.md, session 11"),
     "contact2": (0.00138, 0.00013, True, "checkpoints/README.md, td-contact-gen2.pt"),
     "contact3": (0.00150, 0.00018, True, "checkpoints/README.md, td-contact-gen3.pt"),
+    "contact4": (0.00124, 0.00012, True, "checkpoints/README.md, td-contact-gen4.pt"),
 }
 #: What each field of a generation in docs/generations.json holds.
 FIELDS = {
@@ -103,7 +119,8 @@ FIELDS = {
     "recipe": "the configs that made it",
     "labels": "labels it was fitted from, as docs/distillation.md counts them: its shards' "
     "labels of every class (contact2x: the contact and crashed ones of generation 2's 588 "
-    "shards); null: a TD generation, self-play without labels",
+    "shards; contact4: the first 96 shards of the visited replies' run and of contact3's, "
+    "the latter made for generation 3); null: a TD generation, self-play without labels",
     "core_hours": "core-hours to make it from the generation before (labels and fitting)",
     "mean": "equity given away per checker decision at 0-ply, judged by gnubg 2-ply",
     "se": "its standard error",
@@ -118,54 +135,62 @@ FIELDS = {
     "cube_error": "cube error with cube_plies=0 (Janowski on the 0-ply probabilities), "
     "millipoints per decision on the cube yardstick (1,200 decisions, gnubg 2-ply)",
     "cube_se": "its standard error",
-    "cube_error_1ply": "cube error with cube_plies=1 (cubeful 1-ply search), millipoints",
+    "cube_error_1ply": "cube error with cube_plies=1 (cubeful 1-ply search, every decision "
+    "searched: cube_window=off), millipoints",
     "cube_se_1ply": "its standard error",
 }
 CUBE_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
 
 
-def judge() -> dict:
+def judge(only: list[str] | None = None, kept: dict | None = None) -> dict:
     """Every generation judged (checker plays at 0 and 1 ply, the cube at 0 and 1 ply),
-    printed as it goes: the record docs/generations.json holds."""
+    printed as it goes: the record docs/generations.json holds. With `only`, just those
+    generations are judged; the others' rows and the references are `kept`'s (a record)."""
     judged = Judged.load(ROOT / "data" / "judge" / "gnubg-2ply.npz")
     cubes = CubeSet.load(CUBE_SET)
-    first = None
+    old = {r["generation"]: r for r in kept["generations"]} if kept else {}
+    first = judged.cost(judged.choose(load_agent(GENERATIONS[0][1])))
     rows = []
     print(
         f"{'generation':10s} {'0-ply':>17s} {'paired to gen0':>19s} {'1-ply':>17s} "
         f"{'2-ply':>8s} {'cube 0':>12s} {'cube 1':>12s} core-hours  labels"
     )
     for name, spec, recipe, hours in GENERATIONS:
-        cost = judged.cost(judged.choose(load_agent(spec)))
-        first = cost if first is None else first
-        diff = cost - first
-        deep = judged.cost(judged.choose(load_agent(f"{spec}?plies=1")))
-        cube = {}
-        for plies in (0, 1):
-            errors = cubes.errors(*cubes.answers(load_agent(f"{spec}?cube_plies={plies}")))
-            cube[plies] = cubes.summary(errors)["total"]
-        two = TWO_PLY.get(name, (None, None, None, None))
-        m1, se1 = mean_se(deep)
-        row: dict[str, Any] = {
-            "generation": name,
-            "agent": spec,
-            "recipe": recipe,
-            "labels": LABELS[name],
-            "core_hours": hours,
-            "mean": float(cost.mean()),
-            "se": float(cost.std() / np.sqrt(len(cost))),
-            "paired_diff": float(diff.mean()),
-            "paired_se": float(diff.std() / np.sqrt(len(diff))),
-            "mean_1ply": m1,
-            "se_1ply": se1,
-            **dict(zip(("mean_2ply", "se_2ply", "pruned_2ply", "source_2ply"), two, strict=True)),
-            "cube_error": cube[0]["mean"],
-            "cube_se": cube[0]["se"],
-            "cube_error_1ply": cube[1]["mean"],
-            "cube_se_1ply": cube[1]["se"],
-        }
+        row: dict[str, Any]
+        if only is not None and name not in only:
+            row = old[name]
+        else:
+            cost = judged.cost(judged.choose(load_agent(spec)))
+            diff = cost - first
+            deep = judged.cost(judged.choose(load_agent(f"{spec}?plies=1")))
+            cube = {}
+            for plies, window in ((0, ""), (1, "&cube_window=off")):
+                agent = load_agent(f"{spec}?cube_plies={plies}{window}")
+                cube[plies] = cubes.summary(cubes.errors(*cubes.answers(agent)))["total"]
+            two = TWO_PLY.get(name, (None, None, None, None))
+            m1, se1 = mean_se(deep)
+            row = {
+                "generation": name,
+                "agent": spec,
+                "recipe": recipe,
+                "labels": LABELS[name],
+                "core_hours": hours,
+                "mean": float(cost.mean()),
+                "se": float(cost.std() / np.sqrt(len(cost))),
+                "paired_diff": float(diff.mean()),
+                "paired_se": float(diff.std() / np.sqrt(len(diff))),
+                "mean_1ply": m1,
+                "se_1ply": se1,
+                **dict(
+                    zip(("mean_2ply", "se_2ply", "pruned_2ply", "source_2ply"), two, strict=True)
+                ),
+                "cube_error": cube[0]["mean"],
+                "cube_se": cube[0]["se"],
+                "cube_error_1ply": cube[1]["mean"],
+                "cube_se_1ply": cube[1]["se"],
+            }
         rows.append(row)
-        two_ply = "-" if two[0] is None else f"{two[0]:.5f}"
+        two_ply = "-" if row["mean_2ply"] is None else f"{row['mean_2ply']:.5f}"
         print(
             f"{name:10s} {row['mean']:.5f} ± {row['se']:.5f} {row['paired_diff']:+.5f} ± "
             f"{row['paired_se']:.5f} {row['mean_1ply']:.5f} ± {row['se_1ply']:.5f} "
@@ -173,14 +198,18 @@ def judge() -> dict:
             f"{row['cube_error_1ply']:5.2f} ± {row['cube_se_1ply']:4.2f} {hours:10.1f}  "
             f"{LABELS[name] or 'TD'}"
         )
-    references = {}
-    for label, spec in REFERENCES.items():
-        cost = judged.cost(judged.choose(load_agent(spec)))
-        references[label] = float(cost.mean())
-        print(f"{label:10s} {cost.mean():.5f} ± {cost.std() / np.sqrt(len(cost)):.5f}")
-    gnubg = cubes.summary(cubes.errors(*cubes.answers(load_agent(REFERENCES["gnubg 0-ply"]))))
-    cube_references = {"gnubg 0-ply": gnubg["total"]["mean"]}
-    print(f"cube error of gnubg 0-ply {gnubg['total']['mean']:.2f} ± {gnubg['total']['se']:.2f}")
+    if only is not None and kept is not None:
+        references, cube_references = kept["references"], kept["cube_references"]
+    else:
+        references = {}
+        for label, spec in REFERENCES.items():
+            cost = judged.cost(judged.choose(load_agent(spec)))
+            references[label] = float(cost.mean())
+            print(f"{label:10s} {cost.mean():.5f} ± {cost.std() / np.sqrt(len(cost)):.5f}")
+        agent = load_agent(REFERENCES["gnubg 0-ply"])
+        gnubg = cubes.summary(cubes.errors(*cubes.answers(agent)))["total"]
+        cube_references = {"gnubg 0-ply": gnubg["mean"]}
+        print(f"cube error of gnubg 0-ply {gnubg['mean']:.2f} ± {gnubg['se']:.2f}")
     return {
         "decisions": len(judged.boards),
         "cube_decisions": len(cubes),
@@ -233,12 +262,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--draw", action="store_true", help="only redraw docs/generations.svg from the json"
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="judge only these generations, keeping the others' figures from the json",
+    )
     args = parser.parse_args(argv)
     docs = ROOT / "docs"
+    names = [name for name, *_ in GENERATIONS]
+    if args.only and (unknown := sorted(set(args.only) - set(names))):
+        parser.error(
+            f"--only: no generation {', '.join(unknown)} (generations: {', '.join(names)})"
+        )
     if args.draw:
         record = json.loads((docs / "generations.json").read_text())
+    elif args.only:
+        kept = json.loads((docs / "generations.json").read_text())
+        missing = set(names) - set(args.only) - {r["generation"] for r in kept["generations"]}
+        if missing:
+            parser.error(f"--only: docs/generations.json lacks {', '.join(sorted(missing))}")
+        record = judge(args.only, kept)
     else:
         record = judge()
+    if not args.draw:
         write_atomic(docs / "generations.json", json.dumps(record, indent=1) + "\n")
     write_atomic(docs / "generations.svg", picture(record))
     print("wrote docs/generations.svg" + ("" if args.draw else ", docs/generations.json"))
