@@ -114,3 +114,15 @@ def test_the_picture_draws_each_generation_at_its_values() -> None:
                 (zero - float(c.get("cy"))) / v for c, v in zip(circles, values, strict=True)
             ]
         assert max(scales) == pytest.approx(min(scales), rel=0.01)
+
+
+def test_only_refuses_a_generation_it_does_not_know(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--only NAME` names generations of `GENERATIONS`; another name is one line and exit 2,
+    before anything is judged or written."""
+    before = (ROOT / "docs" / "generations.json").read_text()
+    with pytest.raises(SystemExit) as exit_info:
+        _bench().main(["--only", "contact3", "contact9"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--only: no generation contact9" in error and "contact4" in error
+    assert (ROOT / "docs" / "generations.json").read_text() == before
