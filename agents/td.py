@@ -142,7 +142,9 @@ class CubeWindow:
 #: 0-ply gap within which 95% of the answers a full 1-ply search changed lie, rounded up to
 #: a twentieth, in the agent's own cube games (money and 5-point matches against itself,
 #: 15,588 decisions: `python bench/cube_window.py margin`, docs/benchmarks.md): chosen from
-#: the network's own 0-ply against 1-ply disagreement, not from a judge's verdict.
+#: the network's own 0-ply against 1-ply disagreement, not from a judge's verdict. Measured
+#: for td-contact-gen3.pt; the default since, td-contact-gen4.pt, needs no wider (its own
+#: run: 0.15 / 0.25 / 0.15), so the margins are kept.
 CUBE_WINDOW = CubeWindow(double=0.15, take=0.6, resign=0.25)
 
 
