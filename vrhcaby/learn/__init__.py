@@ -8,7 +8,8 @@ run: rounds and checkpoint state); `sets` (TD of a network set, some class netwo
 learning) and `starts` (pools of start positions of one class); `ray` (self-play on Ray
 workers, the learner in the driver). Distillation: `labels` (decisions valued by the
 teacher's search, in shards), `distill` (fitting a network to them, its held-out scores),
-`students` (what a distillation run fits: one network or a set's). The special networks:
+`students` (what a distillation run fits: one network or a set's); `calibrate` (a
+network's probabilities rescaled to its own self-play outcomes). The special networks:
 `onesided` (the one-sided race network by fitted value iteration) and `prune` (the
 search's pruning network). A training run as a whole lives above, in `vrhcaby.training`.
 """
