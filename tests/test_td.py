@@ -345,7 +345,7 @@ def test_warm_start_refuses_what_it_cannot_grow() -> None:
     fewer_inputs, narrower = NetConfig(hidden=(6,)), NetConfig("rich", (5,))
     tanh, deeper = NetConfig("rich", (6,), "tanh"), NetConfig("rich", (6, 4))
     for net in (fewer_inputs, narrower, tanh, deeper):
-        with pytest.raises(ValueError, match="cannot (start|deepen)"):
+        with pytest.raises(ValueError, match=r"cannot (start|deepen)"):
             Trainer(net, TDConfig(), "standard", 8, 4, cpu).warm_start(arrays, meta)
 
 
