@@ -22,7 +22,14 @@ from engine.classify import BEAROFF1, BEAROFF2, CONTACT, CRASHED, NAMES
 from vrhcaby.base.config import load_config
 from vrhcaby.cli import train
 from vrhcaby.learn import distill
-from vrhcaby.learn.distill import DistillConfig, fit_epoch, held_out, load_labels
+from vrhcaby.learn.distill import (
+    DistillConfig,
+    fit_epoch,
+    held_out,
+    label_source,
+    load_labels,
+    shard_files,
+)
 from vrhcaby.learn.labels import LabelConfig, Shard, make_shard, shard_meta
 from vrhcaby.learn.students import SHUFFLE
 from vrhcaby.nn import checkpoint, netset, onesided
@@ -388,6 +395,35 @@ def test_bad_input_is_one_line(tmp_path: Path, labels: Path, uninterrupted: Path
     one_line_error(run_train(config, "--set", "net.hidden=[40]"), "cannot start a 198-40-5")
     finished = write_config(tmp_path, labels, checkpoint_dir=f'"{uninterrupted / "ck"}"')
     one_line_error(run_train(finished), "already has checkpoints")
+
+
+def test_mix_teachers_fits_folders_of_two_teachers_together(tmp_path: Path, labels: Path) -> None:
+    """Refused by default, the two folders are fitted together with `mix_teachers`: every
+    shard read, both teachers and depths recorded, one decision's labels from one teacher."""
+    other = tmp_path / "other"
+    other.mkdir()
+    shard = Shard.load(labels / "shard-00001.npz")
+    shard.save(other / "shard-00004.npz", {"config": {"teacher": "td-best", "plies": 2}})
+    alone = label_source(shard_files([labels], 0))
+    assert alone == {"teacher": str(TEACHER), "plies": 1}
+    files = shard_files([labels, other], 0)
+    with pytest.raises(ValueError, match="mix_teachers"):
+        label_source(files)
+    assert label_source(files, mix=True) == {
+        "teacher": [str(TEACHER), "td-best"],
+        "plies": [1, 2],
+    }
+    mixed = f"distill.labels=[{str(labels)!r}, {str(other)!r}]"
+    config = write_config(tmp_path, labels)
+    code, out, err = run_train(config, "--set", mixed, "--set", "distill.mix_teachers=true")
+    assert code == 0, err
+    one, _ = load_labels([labels], NET, DistillConfig(labels=(str(labels),), holdout_every=3))
+    both, _ = load_labels([labels, other], NET, DistillConfig(labels=(), holdout_every=3))
+    assert len(both) == len(one) + len(shard.after)  # shard 4 is fitted (4 % 3 != 0)
+    assert f"{len(both)} fitted" in out and "from 4 shards" in out
+    _, meta = checkpoint.load(tmp_path / "ck" / f"fit-g{EPOCHS:09d}.pt", training=True)
+    assert meta["distill"]["labels"] == {"teacher": [str(TEACHER), "td-best"], "plies": [1, 2]}
+    assert meta["distill"]["fitted"] == len(both)
 
 
 # --- network sets ------------------------------------------------------------------------

@@ -90,6 +90,11 @@ class DistillConfig:
     weight by about the rate whatever its gradient, so a 1,024-unit identity layer, whose
     inputs are all positive, moves every unit's value by about rate x 500 a step, far more
     than the saved layers' steps move theirs (docs/distillation.md, session 17)."""
+    mix_teachers: bool = False
+    """Fit folders labelled by different teachers or depths together (each label keeps its
+    own teacher's target, and the rank term compares plays within one decision, which one
+    teacher labelled), so that a new teacher's labels add to an older one's coverage
+    instead of replacing it; off, such folders are refused as a likely mistake."""
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -165,25 +170,33 @@ def _index(file: Path) -> int:
 TARGET_KEYS = ("teacher", "plies")
 
 
-def label_source(files: Sequence[Path]) -> dict[str, Any]:
+def label_source(files: Sequence[Path], mix: bool = False) -> dict[str, Any]:
     """The teacher and search depth (`TARGET_KEYS`) that every shard of `files` was
-    labelled by; a ValueError naming a file that is not a shard, or two that differ."""
+    labelled by; a ValueError naming a file that is not a shard, or two that differ. With
+    `mix` shards may differ, and each key maps to the list of its values (first seen
+    first) when they do."""
     source: dict[str, Any] | None = None
     first = None
+    seen: dict[str, list[Any]] = {key: [] for key in TARGET_KEYS}
     for file in files:
         try:
             config = Shard.meta(file)["config"]
             found = {key: config[key] for key in TARGET_KEYS}
         except (OSError, KeyError, TypeError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise ValueError(f"{file}: not a label shard ({type(exc).__name__})") from None
+        for key in TARGET_KEYS:
+            if found[key] not in seen[key]:
+                seen[key].append(found[key])
         if source is None:
             source, first = found, file
-        elif found != source:
+        elif found != source and not mix:
             key = next(k for k in TARGET_KEYS if found[k] != source[k])
             raise ValueError(
                 f"label shards with different {key}: {first} has {source[key]!r:.60}, "
-                f"{file} has {found[key]!r:.60}"
+                f"{file} has {found[key]!r:.60} (distill.mix_teachers = true fits them together)"
             )
+    if mix and source is not None:
+        return {key: values[0] if len(values) == 1 else values for key, values in seen.items()}
     return source or {}
 
 

@@ -25,6 +25,7 @@ its progress lines.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import re
 import signal
@@ -650,11 +651,11 @@ class Distillation:
 def distillation(cfg: TrainConfig, game: Game, device: torch.device) -> Distillation:
     """A distillation run's trainer and students on `device`, their generators seeded by
     `seed`, the labels checked: label folders with shards, all labelled by one teacher at
-    one depth.
+    one depth unless `distill.mix_teachers`.
     A network set as `init_from` makes a set's trainer (the config's `net` is the shape
     of the networks of the classes in `distill.grow`, and otherwise unused)."""
     files = shard_files(cfg.distill.labels, cfg.distill.shards)
-    source = label_source(files)
+    source = label_source(files, cfg.distill.mix_teachers)
     d = cfg.distill
     is_set, meta = is_set_checkpoint(cfg.init_from)
     trainer: Trainer | SetTrainer
@@ -694,15 +695,15 @@ def distillation(cfg: TrainConfig, game: Game, device: torch.device) -> Distilla
 
 
 def note_teacher(cfg: TrainConfig, source: dict[str, Any]) -> None:
-    """A note when the student does not start from the network that labelled the shards."""
-    try:
-        teacher = find_checkpoint(str(source.get("teacher"))).resolve()
-    except ValueError:
-        teacher = None
-    if teacher != Path(cfg.init_from).resolve():
+    """A note when the student does not start from a network that labelled the shards."""
+    named = source.get("teacher")
+    teachers = set()
+    for name in named if isinstance(named, list) else [named]:
+        with contextlib.suppress(ValueError):
+            teachers.add(find_checkpoint(str(name)).resolve())
+    if Path(cfg.init_from).resolve() not in teachers:
         print(
-            f"note: init_from {cfg.init_from} is not the labels' teacher "
-            f"{source.get('teacher')!s:.60}",
+            f"note: init_from {cfg.init_from} is not the labels' teacher {named!s:.60}",
             file=sys.stderr,
         )
 
