@@ -94,10 +94,11 @@ def _shipped_networks() -> Path:
 CHECKPOINTS = _shipped_networks()
 #: The network `td` alone loads: the project's shipped default, found beside the code
 #: whatever the working directory: a network set of a 256-1024-5 contact network (td-contact.pt's,
-#: taught by 1-ply then 2-ply search, grown to 1,024 units, then fitted on the positions
-#: its own 1-ply search visits: generation 4, docs/distillation.md) for contact and crashed
-#: positions, the one-sided race evaluator for races, the databases for bear-offs.
-SHIPPED = CHECKPOINTS / "td-contact-gen4.pt"
+#: taught by 1-ply then 2-ply search, grown to 1,024 units, fitted on the positions its
+#: own 1-ply search visits, then on its own 2-ply labels with every older one: generation 5,
+#: docs/distillation.md) for contact and crashed positions, the one-sided race evaluator
+#: for races, the databases for bear-offs.
+SHIPPED = CHECKPOINTS / "td-contact-gen5.pt"
 #: The pruning network of a network that has none of its own (`pruner_file`): fitted to
 #: `td-best.pt` (`vrhcaby.learn.prune`); ranking a roll's replies is about backgammon more
 #: than about one network, and the full network still picks among those it keeps.
@@ -143,8 +144,9 @@ class CubeWindow:
 #: a twentieth, in the agent's own cube games (money and 5-point matches against itself,
 #: 15,588 decisions: `python bench/cube_window.py margin`, docs/benchmarks.md): chosen from
 #: the network's own 0-ply against 1-ply disagreement, not from a judge's verdict. Measured
-#: for td-contact-gen3.pt; the default since, td-contact-gen4.pt, needs no wider (its own
-#: run: 0.15 / 0.25 / 0.15), so the margins are kept.
+#: for td-contact-gen3.pt; the defaults since, td-contact-gen4.pt and td-contact-gen5.pt,
+#: need no wider (their own runs: 0.15 / 0.25 / 0.15 and 0.15 / 0.25 / 0.20), so the margins
+#: are kept.
 CUBE_WINDOW = CubeWindow(double=0.15, take=0.6, resign=0.25)
 
 

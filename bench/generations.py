@@ -87,6 +87,15 @@ GENERATIONS = (
         "configs/distill/visited-labels.toml (96 shards) + gen4-fit.toml",
         0.55,
     ),
+    # td-contact-gen4 fitted on its own pruned 2-ply labels with visited replies (contact5,
+    # 211 shards, 1.32 core-hours) and every older label of the contact network (session 18;
+    # the fit about 8 minutes).
+    (
+        "contact5",
+        "td:td-contact-gen5",
+        "configs/distill/contact5-labels.toml (211 shards) + gen5-all-fit.toml",
+        1.45,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 #: The labels each generation was fitted from (None: a TD generation, made by self-play),
@@ -101,6 +110,7 @@ LABELS = {
     "contact2x": 1_489_527,
     "contact3": 561_722,
     "contact4": 233_078 + 312_662,  # the first 96 shards of visited/ and of contact3/
+    "contact5": 1_311_065 + 362_370 + 240_298 + 515_923,  # contact3, visited(-student), contact5
 }
 #: The 2-ply judged costs measured when the generations were made (mean, standard error,
 #: pruned search, where the figure is written); the generations missing were not judged
@@ -111,6 +121,7 @@ TWO_PLY = {
     "contact2": (0.00138, 0.00013, True, "checkpoints/README.md, td-contact-gen2.pt"),
     "contact3": (0.00150, 0.00018, True, "checkpoints/README.md, td-contact-gen3.pt"),
     "contact4": (0.00124, 0.00012, True, "checkpoints/README.md, td-contact-gen4.pt"),
+    "contact5": (0.00107, 0.00011, True, "checkpoints/README.md, td-contact-gen5.pt"),
 }
 #: What each field of a generation in docs/generations.json holds.
 FIELDS = {
@@ -120,7 +131,8 @@ FIELDS = {
     "labels": "labels it was fitted from, as docs/distillation.md counts them: its shards' "
     "labels of every class (contact2x: the contact and crashed ones of generation 2's 588 "
     "shards; contact4: the first 96 shards of the visited replies' run and of contact3's, "
-    "the latter made for generation 3); null: a TD generation, self-play without labels",
+    "the latter made for generation 3; contact5: all of contact3's, visited's, "
+    "visited-student's and contact5's); null: a TD generation, self-play without labels",
     "core_hours": "core-hours to make it from the generation before (labels and fitting)",
     "mean": "equity given away per checker decision at 0-ply, judged by gnubg 2-ply",
     "se": "its standard error",
