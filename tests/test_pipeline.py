@@ -118,6 +118,22 @@ def test_promotion_follows_the_rule_on_the_judged_numbers(uninterrupted: Path) -
     assert len(doc["generations"]) - 1 == count or stale >= patience
 
 
+@pytest.mark.slow
+def test_carried_labels_fit_every_earlier_generations_folder(uninterrupted: Path) -> None:
+    """With `generations.carry_labels` (the tiny recipe's) each fit reads every label
+    folder labelled so far, whoever taught it, through `distill.mix_teachers`."""
+    doc = state(uninterrupted)
+    assert doc["recipe"]["generations"]["carry_labels"] is True
+    labelled: list[str] = []
+    for g in doc["generations"][1:]:
+        k = g["generation"]
+        labelled.append(doc["stages"][f"gen{k}/label"]["folder"])
+        assert doc["stages"][f"gen{k}/fit"]["label_folders"] == labelled
+        fit = load_config(TrainConfig, uninterrupted / "stages" / f"gen{k}-fit.toml")
+        assert list(fit.distill.labels) == labelled and fit.distill.mix_teachers
+    assert len(labelled) >= 2
+
+
 @pytest.fixture(scope="module")
 def acey(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny acey-deucey recipe run whole, its bootstrap and fits on `--device cpu`."""

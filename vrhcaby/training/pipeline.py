@@ -129,6 +129,12 @@ class GenerationsConfig:
     per game)."""
     patience: int = 1
     """Stop after this many generations in a row without a promotion."""
+    carry_labels: bool = False
+    """Fit each generation to every label folder of the run so far, earlier champions'
+    included, each label with its own teacher's target (`distill.mix_teachers`); off, only
+    the folders of the champion's own search. Session 18 found a new teacher's labels,
+    mostly visited replies, alone make a worse 0-ply player, and with the older folders a
+    better searcher (docs/distillation.md)."""
 
     def __post_init__(self) -> None:
         if self.count < 0 or self.patience < 1:
@@ -584,12 +590,16 @@ def fit(
 ) -> dict[str, Any]:
     """Generation `generation`'s fit on `res.device`: the champion's network fitted to
     every label folder of the champion's search (this generation's and those of
-    generations it taught and that were refused)."""
+    generations it taught and that were refused), or with `generations.carry_labels` to
+    every label folder of the run so far."""
     name = f"gen{generation}/fit"
+    carry = cfg.generations.carry_labels
     folders = [
         s["folder"]
         for key, s in state.stages.items()
-        if key.endswith("/label") and s.get("teacher") == teacher and s["status"] == "done"
+        if key.endswith("/label")
+        and s["status"] == "done"
+        and (carry or s.get("teacher") == teacher)
     ]
     run = replace(
         base,
@@ -599,7 +609,9 @@ def fit(
         init_from=teacher,
         checkpoint_dir=str(cfg.folder / "checkpoints"),
         runs_dir=str(cfg.folder / "tb"),
-        distill=replace(base.distill, labels=tuple(folders)),
+        distill=replace(
+            base.distill, labels=tuple(folders), mix_teachers=carry or base.distill.mix_teachers
+        ),
     )
     if not _done(state, name):
         path = write_toml(cfg.folder / "stages" / f"gen{generation}-fit.toml", run)
