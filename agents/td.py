@@ -36,7 +36,7 @@ from the network's own 0-ply against 1-ply analysis; on the cube yardstick the w
 time where the full search takes 6.7 (docs/benchmarks.md). `cube_window=off` searches every
 decision; `cube_window=M` one margin M for every question. The default `cube_plies` is 0,
 for tournaments, as a 1-ply cube even windowed is over twice the 0-ply time; `td?cube_plies=1`
-asks for it. The analysis commands (`vrhcaby cube`, `eval`, `analyse`, `serve`) look 1 ply
+asks for it. The analysis commands (`vrhcaby cube`, `eval`, `analyse`, `serve`) look 2 plies
 ahead unless told otherwise (`vrhcaby.analysis.CUBE_PLIES`), searching every position.
 
 At 0 plies it evaluates the position for the side on roll (`before_roll`: the

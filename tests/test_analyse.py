@@ -177,7 +177,7 @@ def test_td_judge_errors_are_the_hints_and_the_cube_analysis(files):
     """At 0-ply every checker error is the hint's equity of its best candidate minus that
     of the play made (`vrhcaby.analysis.candidate_plays`, position by position), and every
     cube error follows from `vrhcaby.analysis.evaluate`'s no double / double-take /
-    double-pass equities at the judge's default cube depth, `vrhcaby cube`'s (1 ply)."""
+    double-pass equities at the judge's default cube depth, `vrhcaby cube`'s (2 plies)."""
     agent = load_agent("td")
     path, _ = files["match"]
     match = read_mat(path)
@@ -196,7 +196,7 @@ def test_td_judge_errors_are_the_hints_and_the_cube_analysis(files):
                 )
                 checked["checker"] += 1
             elif t.kind == "double":
-                e = analysis.evaluate(agent, t.board, context, plies=1).decision
+                e = analysis.evaluate(agent, t.board, context, plies=analysis.CUBE_PLIES).decision
                 d = by_line[(t.line, t.seat, "double")]
                 assert d.error == pytest.approx(max(0.0, e.optimal - min(e.dt, e.dp)), abs=1e-6)
                 answer = next(

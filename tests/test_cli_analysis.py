@@ -149,7 +149,7 @@ def test_cube_and_eval_json(net, capsys, monkeypatch) -> None:
     board = engine.Position.start().board
     p = invert(forward(arrays, board[::-1][None])[0])
     x = cube.cube_efficiency("contact")
-    # Janowski's formula on the 0-ply probabilities at --cube-plies 0 (the default, 1 ply,
+    # Janowski's formula on the 0-ply probabilities at --cube-plies 0 (the default, 2 plies,
     # is tests/test_cubeful.py's). Money play: GNU Backgammon's rules by default (Jacoby,
     # beavers), each can be turned off; the old --jacoby and --beavers flags still work.
     flat = ["--cube-plies", "0"]

@@ -341,17 +341,21 @@ def test_td_spec_takes_cube_plies() -> None:
     assert load_agent("td").cube_plies == 0  # tournaments' default (agents.td): 0-ply cube
 
 
-def test_cube_command_answers_at_1_ply_by_default(boards: list[np.ndarray], capsys, monkeypatch):
-    """`vrhcaby cube POSITION` without --cube-plies is GNU Backgammon's cubeful 1-ply: the
-    same answer as `--cube-plies 1`, and with gnubg's own network as the agent's evaluator
-    the equity gnubg's cubeful 1-ply gives the position (the score of the play that
-    reaches it, `_gnubg_scores`; money, centred cube, Jacoby rule, no beavers, gnubg's
-    contact efficiency fixed: these positions' replies stay in contact). A spec's own
-    `cube_plies` and `--cube-plies 0` still ask for Janowski's 0-ply."""
+def test_cube_command_answers_at_2_plies_by_default(boards: list[np.ndarray], capsys, monkeypatch):
+    """`vrhcaby cube POSITION` without --cube-plies is GNU Backgammon's cubeful 2-ply
+    (`vrhcaby.analysis.CUBE_PLIES`, whose 2-ply values are gnubg's: `test_2ply_is_gnubgs`):
+    the same answer as `--cube-plies 2`; `--cube-plies 1` with gnubg's own network as the
+    agent's evaluator is the equity gnubg's cubeful 1-ply gives the position (the score of
+    the play that reaches it, `_gnubg_scores`; money, centred cube, Jacoby rule, no
+    beavers, gnubg's contact efficiency fixed: these positions' replies stay in contact). A
+    spec's own `cube_plies` and `--cube-plies 0` still ask for Janowski's 0-ply."""
     import json
 
     import vrhcaby.cli.main as cli
+    from vrhcaby import analysis
     from vrhcaby.io import answers
+
+    assert analysis.CUBE_PLIES == 2
 
     monkeypatch.setattr(cli, "COMMANDS", ("cube", "eval"))
     monkeypatch.setattr(
@@ -367,16 +371,17 @@ def test_cube_command_answers_at_1_ply_by_default(boards: list[np.ndarray], caps
             position_id = engine.Position(theirs).position_id()
             flags = ["--json", "--no-beavers", "--cube-efficiency", f"{PYPI.contact}"]
             got = []
-            for depth in ([], ["--cube-plies", "1"]):
+            for depth in ([], ["--cube-plies", "2"], ["--cube-plies", "1"]):
                 assert cli.main(["cube", position_id, *flags, *depth]) == 0
                 got.append(json.loads(capsys.readouterr().out))
-            assert got[0] == got[1] and got[0]["cube_plies"] == 1
-            errors.append(abs(-got[0]["optimal"] - score))
+            assert got[0] == got[1] and got[0]["cube_plies"] == 2
+            assert got[2]["cube_plies"] == 1
+            errors.append(abs(-got[2]["optimal"] - score))
     assert len(errors) >= 5
     assert max(errors) < 1e-5, errors
     position_id = engine.Position(boards[0]).position_id()
     assert cli.main(["cube", position_id]) == 0
-    assert "1-ply" in capsys.readouterr().out.splitlines()[0]
+    assert "2-ply" in capsys.readouterr().out.splitlines()[0]
     for zero in (["--cube-plies", "0"], ["--agent", "td?cube_plies=0"]):
         assert cli.main(["cube", position_id, "--json", *zero]) == 0
         assert json.loads(capsys.readouterr().out)["cube_plies"] == 0

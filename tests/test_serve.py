@@ -95,7 +95,7 @@ def test_hint_equals_the_command_line(client, capsys, position, dice, options):
     ("position", "argv", "options"),
     [
         (START, [], {}),
-        (MIDGAME, ["--cube-plies", "1"], {}),  # the default depth: 1 ply
+        (MIDGAME, ["--cube-plies", "2"], {}),  # the default depth: 2 plies
         (MIDGAME, ["--cube-plies", "0"], {"plies": 0}),
         (MATCH, ["--plies", "1"], {"plies": 1}),
         (MIDGAME, ["--match-to", "7", "--score", "5-6"], {"match_to": 7, "score": "5-6"}),

@@ -63,7 +63,7 @@ def test_the_page_shows_the_best_play_of_vrhcaby_hint(site, page, capsys):
     capsys.readouterr()
     assert main(["hint", POSITION, DICE, "--plies", "2", "--json"]) == 0
     best = json.loads(capsys.readouterr().out)["moves"][0]
-    assert main(["cube", POSITION, "--cube-plies", "1", "--json"]) == 0
+    assert main(["cube", POSITION, "--json"]) == 0  # the default depth, 2 plies
     cube = json.loads(capsys.readouterr().out)
     page.goto(site)
     page.fill("#position-input", POSITION)
@@ -76,8 +76,9 @@ def test_the_page_shows_the_best_play_of_vrhcaby_hint(site, page, capsys):
     first = page.locator("#hint-table tbody tr").first
     assert first.get_attribute("data-play") == best["play"]
     assert page.locator("#board svg").count() == 1
-    # The cube beside it at its own depth, 1-ply unless another is chosen, as the CLI's.
-    assert page.locator("#cube-action").inner_text().strip() == f"{cube['detail']} (1-ply)"
+    # The cube beside it at its own depth, 2-ply unless another is chosen, as the CLI's.
+    assert cube["cube_plies"] == 2
+    assert page.locator("#cube-action").inner_text().strip() == f"{cube['detail']} (2-ply)"
     # A click on a play draws the position after it.
     first.click()
     page.wait_for_function(

@@ -40,14 +40,15 @@ __all__ = ["CUBE_PLIES", "Candidate", "PositionEvaluation", "candidate_plays", "
 
 #: The look-ahead of the cube analysis users get when they name none (`vrhcaby cube`,
 #: `eval`, `analyse --judge td`, `vrhcaby serve` and its web board): GNU Backgammon's
-#: cubeful 1-ply, the best depth measured on the cube yardstick (docs/benchmarks.md,
-#: "Cube decisions by look-ahead": 6.9 millipoints a decision against 16.1 at 0 plies and
-#: 8.1 at 2), for about 10 ms of CPU more in a cold `vrhcaby cube`. The td agent's own
+#: cubeful 2-ply, the best depth measured on the cube yardstick with the default network
+#: (docs/benchmarks.md, "Cube decisions by look-ahead": generation 5 gives away 4.82
+#: millipoints a decision at 2 plies against 6.39 at 1 and 10.09 at 0; GNU Backgammon 0-ply
+#: 5.14), for about 40 ms of CPU more than 1 ply in a warm decision. The td agent's own
 #: default stays 0 (`agents.td`): a 1-ply cube decision before each roll made a cube money
 #: session 4.6-5.2 times as long (2.1-2.5 pruned), and 2.75 times with the agent's cube
 #: window (`agents.td.CubeWindow`: the search only near a threshold), over the twice that
 #: would make it the agent's default.
-CUBE_PLIES = 1
+CUBE_PLIES = 2
 
 
 @dataclass(frozen=True)

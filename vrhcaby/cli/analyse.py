@@ -199,7 +199,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--cube-plies",
         type=int,
-        help="the td judge's cube search depth (default: 1, the depth measured best on "
+        help="the td judge's cube search depth (default: 2, the depth measured best on "
         "the cube yardstick, whatever --plies)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")

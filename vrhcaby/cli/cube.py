@@ -6,7 +6,7 @@ current cube (EMG in a match, with MWCs), the proper action for both sides and t
 the error of the other choice, and the look-ahead used. Cubeful equities follow Janowski's
 model with gnubg's cube efficiencies (or `--cube-efficiency X`) at the leaves of GNU
 Backgammon's cubeful N-ply look-ahead (`agents.cubeful`), N = `--cube-plies N` (`--plies
-N`), else the agent spec's `cube_plies`, else 1 (`vrhcaby.analysis.CUBE_PLIES`, the depth
+N`), else the agent spec's `cube_plies`, else 2 (`vrhcaby.analysis.CUBE_PLIES`, the depth
 measured best); at 0 plies, on the 0-ply probabilities. Money play follows GNU
 Backgammon's rules by default, the Jacoby rule and beavers (`--no-jacoby`, `--no-beavers`).
 """

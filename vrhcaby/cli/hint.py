@@ -61,7 +61,7 @@ def add_position_arguments(
             choices=(0, 1, 2),
             help="look-ahead of the cube analysis, GNU Backgammon's cubeful n-ply; 0: "
             "Janowski on the 0-ply probabilities (default: the agent spec's cube_plies, "
-            "td?cube_plies=N, else 1)",
+            "td?cube_plies=N, else 2)",
         )
     elif plies:
         parser.add_argument(

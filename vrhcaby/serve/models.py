@@ -52,7 +52,7 @@ class PositionQuery(BaseModel):
         ge=0,
         le=2,
         description="look-ahead: /hint's search (default: the agent's plies), or the cube "
-        "analysis of /cube and /eval (default: the agent spec's cube_plies, else 1)",
+        "analysis of /cube and /eval (default: the agent spec's cube_plies, else 2)",
     )
     match_id: str | None = Field(default=None, max_length=40, description="GNU Backgammon Match ID")
     match_to: int | None = Field(default=None, ge=0, le=1000, description="match length in points")
