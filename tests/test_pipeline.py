@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -164,6 +165,35 @@ def test_an_acey_deucey_run_killed_in_a_stage_resumes_to_the_same_duels(
     killed_in_the_first_fit_and_resumed(run_dir, acey, ACEY, "gen0/judge")
     for ours, theirs in zip(state(run_dir)["generations"], state(acey)["generations"], strict=True):
         assert ours["duel"] == theirs["duel"]
+
+
+@pytest.mark.slow
+def test_a_run_folder_without_a_stages_output_makes_it_and_what_follows_again(
+    uninterrupted: Path, tmp_path: Path
+) -> None:
+    """A run folder moved without generation 1's labels (say) resumes: the label stage and
+    every stage after it run again, the bootstrap and generation 0's judgement do not, and
+    the generations come out as those of the run that was never moved."""
+    run_dir = tmp_path / "run"
+    first = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    before = state(run_dir)
+    bootstrap = Path(before["stages"]["bootstrap"]["network"])
+    mtime = bootstrap.stat().st_mtime_ns
+    shutil.rmtree(before["stages"]["gen1/label"]["folder"])
+
+    again = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "gen1/label is not on disk" in again.stderr
+    after = state(run_dir)
+    assert after["stages"].keys() == before["stages"].keys()
+    assert after["stages"]["bootstrap"] == before["stages"]["bootstrap"]
+    assert after["stages"]["gen0/judge"] == before["stages"]["gen0/judge"]
+    assert bootstrap.stat().st_mtime_ns == mtime
+    assert Path(after["stages"]["gen1/label"]["folder"]).is_dir()
+    for ours, theirs in zip(after["generations"], state(uninterrupted)["generations"], strict=True):
+        assert ours["judged"] == theirs["judged"] and ours["promoted"] == theirs["promoted"]
+        assert ours["labels"] == theirs["labels"]
 
 
 def killed_in_the_first_fit_and_resumed(

@@ -80,6 +80,9 @@ from vrhcaby.training.run import TrainConfig
 STATE = "pipeline.json"
 STATUS = "STATUS.md"
 PICTURE = "generations.svg"
+OUTPUTS = ("network", "folder")
+"""The keys of a stage's record that name what it made (a judge stage's network is the
+fit's, so it is forgotten with the fit)."""
 
 
 def _no_evaluation() -> EvalConfig:
@@ -278,6 +281,21 @@ class State:
                     )
         return cls(path, recipe, stages, generations)
 
+    def forget_missing(self) -> list[str]:
+        """Forget the first finished stage whose output (a network file or a label
+        folder) is not on disk, and every stage after it, so that they run again: a run
+        folder moved to another machine without its checkpoints or labels resumes from
+        what it has instead of failing in a later stage. The names forgotten."""
+        names = list(self.stages)
+        for i, name in enumerate(names):
+            record = self.stages[name]
+            outputs = [record[key] for key in OUTPUTS if key in record]
+            if record.get("status") == "done" and not all(map(_on_disk, outputs)):
+                for later in names[i:]:
+                    del self.stages[later]
+                return names[i:]
+        return []
+
     def save(self) -> None:
         """Write the state atomically, then STATUS.md."""
         document = {
@@ -291,6 +309,10 @@ class State:
         }
         write_atomic(self.path, json.dumps(document, indent=1) + "\n")
         write_atomic(self.path.parent / STATUS, status_text(document))
+
+
+def _on_disk(path: str) -> bool:
+    return Path(path).exists()
 
 
 def _blank(value: Any) -> str:
@@ -831,6 +853,13 @@ def run_pipeline(cfg: PipelineConfig, res: Resources = Resources(), force: bool 
     stage that stopped it (130 after Ctrl-C, 143 after SIGTERM)."""
     check_inputs(cfg)
     state = State.open(cfg, force)
+    forgotten = state.forget_missing()
+    if forgotten:
+        print(
+            f"{cfg.folder}: the output of {forgotten[0]} is not on disk: running it and "
+            f"the {len(forgotten) - 1} stage(s) after it again",
+            file=sys.stderr,
+        )
     state.recipe = to_dict(cfg)
     cfg.folder.mkdir(parents=True, exist_ok=True)
     state.save()
