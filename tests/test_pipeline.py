@@ -168,19 +168,25 @@ def test_an_acey_deucey_run_killed_in_a_stage_resumes_to_the_same_duels(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("lost", ["folder", "one shard"])
 def test_a_run_folder_without_a_stages_output_makes_it_and_what_follows_again(
-    uninterrupted: Path, tmp_path: Path
+    uninterrupted: Path, tmp_path: Path, lost: str
 ) -> None:
-    """A run folder moved without generation 1's labels (say) resumes: the label stage and
-    every stage after it run again, the bootstrap and generation 0's judgement do not, and
-    the generations come out as those of the run that was never moved."""
+    """A run folder moved without generation 1's labels, or with only some of them,
+    resumes: the label stage and every stage after it run again, the bootstrap and
+    generation 0's judgement do not, and the generations come out as those of the run
+    that was never moved (no fit on part of the labels)."""
     run_dir = tmp_path / "run"
     first = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr[-2000:]
     before = state(run_dir)
     bootstrap = Path(before["stages"]["bootstrap"]["network"])
     mtime = bootstrap.stat().st_mtime_ns
-    shutil.rmtree(before["stages"]["gen1/label"]["folder"])
+    folder = Path(before["stages"]["gen1/label"]["folder"])
+    if lost == "folder":
+        shutil.rmtree(folder)
+    else:
+        sorted(folder.glob("shard-*.npz"))[-1].unlink()
 
     again = subprocess.run(command(run_dir), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]

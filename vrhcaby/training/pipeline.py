@@ -282,15 +282,16 @@ class State:
         return cls(path, recipe, stages, generations)
 
     def forget_missing(self) -> list[str]:
-        """Forget the first finished stage whose output (a network file or a label
-        folder) is not on disk, and every stage after it, so that they run again: a run
-        folder moved to another machine without its checkpoints or labels resumes from
-        what it has instead of failing in a later stage. The names forgotten."""
+        """Forget the first finished stage whose output (a network file, or a label
+        folder with all its shards) is not on disk, and every stage after it, so that
+        they run again: a run folder moved to another machine without its checkpoints
+        or with only some of its labels resumes from what it has (a label stage makes
+        only its missing shards) instead of failing or fitting on part of the labels in
+        a later stage. The names forgotten."""
         names = list(self.stages)
         for i, name in enumerate(names):
             record = self.stages[name]
-            outputs = [record[key] for key in OUTPUTS if key in record]
-            if record.get("status") == "done" and not all(map(_on_disk, outputs)):
+            if record.get("status") == "done" and not _outputs_on_disk(record):
                 for later in names[i:]:
                     del self.stages[later]
                 return names[i:]
@@ -311,8 +312,14 @@ class State:
         write_atomic(self.path.parent / STATUS, status_text(document))
 
 
-def _on_disk(path: str) -> bool:
-    return Path(path).exists()
+def _outputs_on_disk(record: dict[str, Any]) -> bool:
+    """Whether a finished stage's network and label folder are there, the folder
+    with as many shards as the stage made."""
+    if not all(Path(record[key]).exists() for key in OUTPUTS if key in record):
+        return False
+    if "folder" in record and "shards" in record:
+        return len(list(Path(record["folder"]).glob("shard-*.npz"))) >= record["shards"]
+    return True
 
 
 def _blank(value: Any) -> str:
