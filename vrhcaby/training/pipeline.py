@@ -69,6 +69,7 @@ from engine.variants import get_variant
 from vrhcaby.base.config import flatten, to_dict
 from vrhcaby.io.plot import points_svg
 from vrhcaby.learn.config import EvalConfig
+from vrhcaby.learn.distill import shard_files
 from vrhcaby.learn.labels import LabelConfig, file_digest
 from vrhcaby.nn import checkpoint
 from vrhcaby.nn.checkpoint import write_atomic
@@ -314,11 +315,14 @@ class State:
 
 def _outputs_on_disk(record: dict[str, Any]) -> bool:
     """Whether a finished stage's network and label folder are there, the folder
-    with as many shards as the stage made."""
+    with every shard the stage made (those a fit reads: `shard_files`)."""
     if not all(Path(record[key]).exists() for key in OUTPUTS if key in record):
         return False
     if "folder" in record and "shards" in record:
-        return len(list(Path(record["folder"]).glob("shard-*.npz"))) >= record["shards"]
+        try:
+            return len(shard_files([record["folder"]], below=record["shards"])) == record["shards"]
+        except ValueError:  # no shard at all
+            return False
     return True
 
 
