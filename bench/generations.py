@@ -96,6 +96,17 @@ GENERATIONS = (
         "configs/distill/contact5-labels.toml (211 shards) + gen5-all-fit.toml",
         1.45,
     ),
+    # td-contact-gen5 fitted at the pipeline recipe's rate on every label of the contact
+    # network: the hand-run line's, its own pruned 2-ply labels (contact6, 400 shards, 2.3
+    # core-hours in session 20, first fitted for the unshipped generation 6) and the
+    # expert-iteration pipeline run's four generations (made by that run; session 22, the
+    # fit 0.76 core-hours).
+    (
+        "contact7",
+        "td:td-contact-gen7",
+        "configs/distill/contact6-labels.toml + runs/pipeline/expert-iteration + gen7-all-fit.toml",
+        3.1,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 #: The labels each generation was fitted from (None: a TD generation, made by self-play),
@@ -111,6 +122,8 @@ LABELS = {
     "contact3": 561_722,
     "contact4": 233_078 + 312_662,  # the first 96 shards of visited/ and of contact3/
     "contact5": 1_311_065 + 362_370 + 240_298 + 515_923,  # contact3, visited(-student), contact5
+    # contact5's folders, contact6, and the pipeline run's generations 1 to 4
+    "contact7": 2_429_656 + 963_547 + 949_734 + 968_278 + 979_495 + 968_983,
 }
 #: The 2-ply judged costs measured when the generations were made (mean, standard error,
 #: pruned search, where the figure is written); the generations missing were not judged
@@ -122,6 +135,7 @@ TWO_PLY = {
     "contact3": (0.00150, 0.00018, True, "checkpoints/README.md, td-contact-gen3.pt"),
     "contact4": (0.00124, 0.00012, True, "checkpoints/README.md, td-contact-gen4.pt"),
     "contact5": (0.00107, 0.00011, True, "checkpoints/README.md, td-contact-gen5.pt"),
+    "contact7": (0.00097, 0.00014, True, "checkpoints/README.md, td-contact-gen7.pt"),
 }
 #: What each field of a generation in docs/generations.json holds.
 FIELDS = {
@@ -132,7 +146,8 @@ FIELDS = {
     "labels of every class (contact2x: the contact and crashed ones of generation 2's 588 "
     "shards; contact4: the first 96 shards of the visited replies' run and of contact3's, "
     "the latter made for generation 3; contact5: all of contact3's, visited's, "
-    "visited-student's and contact5's); null: a TD generation, self-play without labels",
+    "visited-student's and contact5's; contact7: those, contact6's and the expert-iteration "
+    "pipeline run's four generations'); null: a TD generation, self-play without labels",
     "core_hours": "core-hours to make it from the generation before (labels and fitting)",
     "mean": "equity given away per checker decision at 0-ply, judged by gnubg 2-ply",
     "se": "its standard error",
