@@ -75,15 +75,23 @@ def test_the_networks_a_config_names_are_shipped(path):
     name is shipped too, or one this run writes itself (NAME-g<games>.pt, NAME-best.pt)."""
     cfg = load_config(TrainConfig, path)
     if cfg.init_from:
-        assert (ROOT / cfg.init_from).is_file(), f"init_from {cfg.init_from} is not shipped"
-        assert (ROOT / cfg.init_from).parent == ROOT / "checkpoints"
+        start = ROOT / cfg.init_from
+        assert start.is_file(), f"init_from {cfg.init_from} is not shipped"
+        # shipped, or a network of a pipeline run committed whole (runs/pipeline/NAME)
+        assert start.parent == ROOT / "checkpoints" or (
+            start.parent.name == "checkpoints"
+            and start.parent.parent.parent == ROOT / "runs" / "pipeline"
+        ), cfg.init_from
     for spec in cfg.eval.opponents:
         kind, _, rest = spec.partition("?")[0].partition(":")
         if kind == "td" and rest:
             assert find_checkpoint(rest).resolve().parent == ROOT / "checkpoints", spec
     own = re.compile(rf"{re.escape(cfg.name)}-(g\d+|best)\.pt")
+    start_name = Path(cfg.init_from).name if cfg.init_from else None
     for name in NAMED.findall(path.read_text()):
-        assert (ROOT / "checkpoints" / name).is_file() or own.fullmatch(name), name
+        assert (
+            (ROOT / "checkpoints" / name).is_file() or own.fullmatch(name) or name == start_name
+        ), name
 
 
 @pytest.mark.parametrize("network", SHIPPED, ids=lambda p: p.name)
