@@ -71,13 +71,14 @@ def test_a_one_sided_config_loads_and_names_a_shipped_network(path):
 
 @pytest.mark.parametrize("path", CONFIGS, ids=_id)
 def test_the_networks_a_config_names_are_shipped(path):
-    """Its warm start and td opponents are shipped networks; a checkpoint its comments
-    name is shipped too, or one this run writes itself (NAME-g<games>.pt, NAME-best.pt)."""
+    """Its warm start is a shipped network or one of a pipeline run committed whole
+    (runs/pipeline/NAME/checkpoints), its td opponents are shipped networks; a checkpoint
+    its comments name is shipped too, its warm start, or one this run writes itself
+    (NAME-g<games>.pt, NAME-best.pt)."""
     cfg = load_config(TrainConfig, path)
     if cfg.init_from:
         start = ROOT / cfg.init_from
         assert start.is_file(), f"init_from {cfg.init_from} is not shipped"
-        # shipped, or a network of a pipeline run committed whole (runs/pipeline/NAME)
         assert start.parent == ROOT / "checkpoints" or (
             start.parent.name == "checkpoints"
             and start.parent.parent.parent == ROOT / "runs" / "pipeline"
