@@ -96,10 +96,11 @@ CHECKPOINTS = _shipped_networks()
 #: whatever the working directory: a network set of a 256-1024-5 contact network (td-contact.pt's,
 #: taught by 1-ply then 2-ply search, grown to 1,024 units, fitted on the positions its
 #: own 1-ply search visits, then on its own 2-ply labels with every older one, then on
-#: those and the expert-iteration pipeline's labels at a higher rate: generation 7,
+#: those and the expert-iteration pipeline's labels at a higher rate, generation 7, then
+#: on those and td-contact-ei.pt's 2-ply labels of its own games: generation 8,
 #: docs/distillation.md) for contact and crashed positions, the one-sided race evaluator
 #: for races, the databases for bear-offs.
-SHIPPED = CHECKPOINTS / "td-contact-gen7.pt"
+SHIPPED = CHECKPOINTS / "td-contact-gen8.pt"
 #: The pruning network of a network that has none of its own (`pruner_file`): fitted to
 #: `td-best.pt` (`vrhcaby.learn.prune`); ranking a roll's replies is about backgammon more
 #: than about one network, and the full network still picks among those it keeps.

@@ -107,6 +107,15 @@ GENERATIONS = (
         "configs/distill/contact6-labels.toml + runs/pipeline/expert-iteration + gen7-all-fit.toml",
         3.1,
     ),
+    # td-contact-gen7 fitted on every label of contact7 with contact7 (400 shards, 2.6
+    # core-hours in sessions 22 and 23: td-contact-ei.pt's pruned 2-ply on generation 7's
+    # self-play) added (session 23; the fit 0.65 core-hours).
+    (
+        "contact8",
+        "td:td-contact-gen8",
+        "configs/distill/contact7-labels.toml + gen8-all-fit.toml",
+        3.2,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 #: The labels each generation was fitted from (None: a TD generation, made by self-play),
@@ -124,6 +133,8 @@ LABELS = {
     "contact5": 1_311_065 + 362_370 + 240_298 + 515_923,  # contact3, visited(-student), contact5
     # contact5's folders, contact6, and the pipeline run's generations 1 to 4
     "contact7": 2_429_656 + 963_547 + 949_734 + 968_278 + 979_495 + 968_983,
+    # contact7's folders and contact7
+    "contact8": 2_429_656 + 963_547 + 949_734 + 968_278 + 979_495 + 968_983 + 957_558,
 }
 #: The 2-ply judged costs measured when the generations were made (mean, standard error,
 #: pruned search, where the figure is written); the generations missing were not judged
@@ -136,6 +147,7 @@ TWO_PLY = {
     "contact4": (0.00124, 0.00012, True, "checkpoints/README.md, td-contact-gen4.pt"),
     "contact5": (0.00107, 0.00011, True, "checkpoints/README.md, td-contact-gen5.pt"),
     "contact7": (0.00097, 0.00014, True, "checkpoints/README.md, td-contact-gen7.pt"),
+    "contact8": (0.00091, 0.00014, True, "checkpoints/README.md, td-contact-gen8.pt"),
 }
 #: What each field of a generation in docs/generations.json holds.
 FIELDS = {
@@ -147,7 +159,8 @@ FIELDS = {
     "shards; contact4: the first 96 shards of the visited replies' run and of contact3's, "
     "the latter made for generation 3; contact5: all of contact3's, visited's, "
     "visited-student's and contact5's; contact7: those, contact6's and the expert-iteration "
-    "pipeline run's four generations'); null: a TD generation, self-play without labels",
+    "pipeline run's four generations'; contact8: contact7's and the contact7 folder's); "
+    "null: a TD generation, self-play without labels",
     "core_hours": "core-hours to make it from the generation before (labels and fitting)",
     "mean": "equity given away per checker decision at 0-ply, judged by gnubg 2-ply",
     "se": "its standard error",
