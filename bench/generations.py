@@ -107,9 +107,9 @@ GENERATIONS = (
         "configs/distill/contact6-labels.toml + runs/pipeline/expert-iteration + gen7-all-fit.toml",
         3.1,
     ),
-    # td-contact-gen7 fitted on every label of contact7 with contact7 (400 shards, 2.6
-    # core-hours in sessions 22 and 23: td-contact-ei.pt's pruned 2-ply on generation 7's
-    # self-play) added (session 23; the fit 0.65 core-hours).
+    # td-contact-gen7 fitted on every label it was fitted on, with contact7 added (400
+    # shards, 2.6 core-hours in sessions 22 and 23: td-contact-ei.pt's pruned 2-ply on
+    # generation 7's self-play; session 23, the fit 0.65 core-hours).
     (
         "contact8",
         "td:td-contact-gen8",
