@@ -1,0 +1,95 @@
+"""bench/paired_runs.py: two tournament runs on the same dice compared sample by sample,
+checked against the tournament's own results and a plain recount of the games."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from vrhcaby.cli import main as cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    """bench/paired_runs.py as a module (it is a script, not in a package)."""
+    spec = importlib.util.spec_from_file_location("bench_paired", ROOT / "bench" / "paired_runs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tournament(out: Path, a: str, b: str, games: int, seed: int) -> dict:
+    argv = ["tournament", a, b, "--games", str(games), "--seed", str(seed), "--jobs", "1"]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = cli.main([*argv, "--no-progress", "--out", str(out)])
+    assert code in (0, None)
+    return json.loads((out / "results.json").read_text())["pairs"][0]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("paired")
+    made = {
+        "heur": ("heuristic", "pubeval", 24, 5),
+        "heur_short": ("heuristic", "pubeval", 10, 5),
+        "td": ("td", "pubeval", 24, 5),
+        "other_seed": ("td", "pubeval", 24, 6),
+    }
+    for name, (a, b, games, seed) in made.items():
+        _tournament(root / name, a, b, games, seed)
+    return {name: root / name for name in made}
+
+
+def _recount(folder: Path) -> dict[int, list[int]]:
+    """A's points per sample, straight from the records."""
+    per: dict[int, list[int]] = {}
+    for line in (folder / "games.jsonl").read_text().splitlines():
+        g = json.loads(line)
+        sign = 1 if g["winner"] == g["a_seat"] else -1
+        per.setdefault(g["sample"], []).append(sign * g["points"])
+    return per
+
+
+def test_each_run_matches_the_tournaments_own_figure(runs: dict[str, Path]) -> None:
+    r = _bench().compare(runs["heur"], runs["td"])
+    assert r["samples"] == 12  # 24 mirrored games
+    for key, name in (("base", "heur"), ("new", "td")):
+        own = json.loads((runs[name] / "results.json").read_text())["pairs"][0]
+        assert r[key]["ppg"][0] == pytest.approx(own["ppg"])
+    heur, td = _recount(runs["heur"]), _recount(runs["td"])
+    diffs = [sum(td[s]) / 2 - sum(heur[s]) / 2 for s in heur]
+    mean = sum(diffs) / len(diffs)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+    lo, hi = mean - 1.96 * sd / math.sqrt(len(diffs)), mean + 1.96 * sd / math.sqrt(len(diffs))
+    assert r["difference"] == pytest.approx((mean, lo, hi))
+
+
+def test_a_shorter_run_pairs_on_the_samples_both_played(runs: dict[str, Path]) -> None:
+    """The same deterministic agents on the same dice play the same games: the first five
+    samples of the longer run are the shorter run's, game for game (the dice are dealt by
+    sample)."""
+    r = _bench().compare(runs["heur"], runs["heur_short"])
+    assert r["samples"] == 5
+    short = json.loads((runs["heur_short"] / "results.json").read_text())["pairs"][0]
+    assert r["base"]["ppg"][0] == pytest.approx(short["ppg"])
+    assert r["difference"][0] == 0.0
+
+
+def test_runs_on_other_dice_are_refused(runs: dict[str, Path], capsys) -> None:
+    assert _bench().main([str(runs["td"]), str(runs["other_seed"])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--seed 5 and 6" in err[0]
+
+
+def test_a_folder_without_games_is_refused(tmp_path: Path, runs: dict[str, Path], capsys) -> None:
+    assert _bench().main([str(tmp_path), str(runs["td"])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no games.jsonl" in err[0]
