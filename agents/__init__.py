@@ -7,7 +7,7 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
 ``random[?seed=N]``             uniform over the distinct legal plays
 ``heuristic``                   the hand-written strategy (`agents.heuristic`)
 ``pubeval``                     Tesauro's public benchmark evaluator
-``td[:PATH][?plies=P&filter=A,B]`` a trained network (default ``checkpoints/td-contact-gen8.pt``)
+``td[:PATH][?plies=P&filter=A,B]`` a trained network (default ``checkpoints/td-contact-gen9.pt``)
                                 with P-ply look-ahead (0, 1, 2) and move filters A, B;
                                 PATH may name a shipped one (``td:td-contact``);
                                 ``&prune=on|off|K`` prunes the search's replies;

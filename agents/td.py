@@ -97,10 +97,11 @@ CHECKPOINTS = _shipped_networks()
 #: taught by 1-ply then 2-ply search, grown to 1,024 units, fitted on the positions its
 #: own 1-ply search visits, then on its own 2-ply labels with every older one, then on
 #: those and the expert-iteration pipeline's labels at a higher rate, generation 7, then
-#: on those and td-contact-ei.pt's 2-ply labels of its own games: generation 8,
+#: on those and td-contact-ei.pt's 2-ply labels of its own games, generation 8, then on
+#: those and td-contact-ei.pt's 2-ply labels of its own self-play: generation 9,
 #: docs/distillation.md) for contact and crashed positions, the one-sided race evaluator
 #: for races, the databases for bear-offs.
-SHIPPED = CHECKPOINTS / "td-contact-gen8.pt"
+SHIPPED = CHECKPOINTS / "td-contact-gen9.pt"
 #: The pruning network of a network that has none of its own (`pruner_file`): fitted to
 #: `td-best.pt` (`vrhcaby.learn.prune`); ranking a roll's replies is about backgammon more
 #: than about one network, and the full network still picks among those it keeps.

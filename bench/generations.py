@@ -116,6 +116,15 @@ GENERATIONS = (
         "configs/distill/contact7-labels.toml + gen8-all-fit.toml",
         3.2,
     ),
+    # td-contact-gen8 fitted on every label it was fitted on, with ei-self added (400
+    # shards, 2.0 core-hours in sessions 23 and 24: td-contact-ei.pt's pruned 2-ply on its
+    # own self-play with its own visited replies; session 24, the fit 0.8 core-hours).
+    (
+        "contact9",
+        "td:td-contact-gen9",
+        "configs/distill/ei-self-labels.toml + gen9-all-fit.toml",
+        2.8,
+    ),
 )
 REFERENCES = {"gnubg 0-ply": "gnubg?plies=0", "gen0 1-ply": "td:td-best?plies=1"}
 #: The labels each generation was fitted from (None: a TD generation, made by self-play),
@@ -135,6 +144,8 @@ LABELS = {
     "contact7": 2_429_656 + 963_547 + 949_734 + 968_278 + 979_495 + 968_983,
     # contact7's folders and contact7
     "contact8": 2_429_656 + 963_547 + 949_734 + 968_278 + 979_495 + 968_983 + 957_558,
+    # contact8's folders and ei-self
+    "contact9": 2_429_656 + 963_547 + 949_734 + 968_278 + 979_495 + 968_983 + 957_558 + 972_842,
 }
 #: The 2-ply judged costs measured when the generations were made (mean, standard error,
 #: pruned search, where the figure is written); the generations missing were not judged
@@ -148,6 +159,7 @@ TWO_PLY = {
     "contact5": (0.00107, 0.00011, True, "checkpoints/README.md, td-contact-gen5.pt"),
     "contact7": (0.00097, 0.00014, True, "checkpoints/README.md, td-contact-gen7.pt"),
     "contact8": (0.00091, 0.00014, True, "checkpoints/README.md, td-contact-gen8.pt"),
+    "contact9": (0.00090, 0.00012, True, "checkpoints/README.md, td-contact-gen9.pt"),
 }
 #: What each field of a generation in docs/generations.json holds.
 FIELDS = {
@@ -159,7 +171,8 @@ FIELDS = {
     "shards; contact4: the first 96 shards of the visited replies' run and of contact3's, "
     "the latter made for generation 3; contact5: all of contact3's, visited's, "
     "visited-student's and contact5's; contact7: those, contact6's and the expert-iteration "
-    "pipeline run's four generations'; contact8: contact7's and the contact7 folder's); "
+    "pipeline run's four generations'; contact8: contact7's and the contact7 folder's; "
+    "contact9: contact8's and ei-self's); "
     "null: a TD generation, self-play without labels",
     "core_hours": "core-hours to make it from the generation before (labels and fitting)",
     "mean": "equity given away per checker decision at 0-ply, judged by gnubg 2-ply",

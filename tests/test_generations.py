@@ -121,8 +121,8 @@ def test_only_refuses_a_generation_it_does_not_know(capsys: pytest.CaptureFixtur
     before anything is judged or written."""
     before = (ROOT / "docs" / "generations.json").read_text()
     with pytest.raises(SystemExit) as exit_info:
-        _bench().main(["--only", "contact3", "contact9"])
+        _bench().main(["--only", "contact3", "contact99"])
     assert exit_info.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "--only: no generation contact9" in error and "contact4" in error
+    assert "--only: no generation contact99" in error and "contact4" in error
     assert (ROOT / "docs" / "generations.json").read_text() == before

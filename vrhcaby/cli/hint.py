@@ -50,7 +50,7 @@ def add_position_arguments(
     (`cube`, `eval`), the look-ahead is the cube analysis's: `--cube-plies`, or `--plies`."""
     parser.add_argument("position", help="Position ID, PositionID:MatchID, or XGID")
     parser.add_argument(
-        "--agent", default="td", help="a td agent spec (default td: checkpoints/td-contact-gen8.pt)"
+        "--agent", default="td", help="a td agent spec (default td: checkpoints/td-contact-gen9.pt)"
     )
     if plies and cube:
         parser.add_argument(
