@@ -147,9 +147,8 @@ class CubeWindow:
 #: a twentieth, in the agent's own cube games (money and 5-point matches against itself,
 #: 15,588 decisions: `python bench/cube_window.py margin`, docs/benchmarks.md): chosen from
 #: the network's own 0-ply against 1-ply disagreement, not from a judge's verdict. Measured
-#: for td-contact-gen3.pt; the defaults since, td-contact-gen4.pt and td-contact-gen5.pt,
-#: need no wider (their own runs: 0.15 / 0.25 / 0.15 and 0.15 / 0.25 / 0.20), so the margins
-#: are kept.
+#: for td-contact-gen3.pt; the defaults since need no wider (their own runs: gen4 0.15 /
+#: 0.25 / 0.15, gen5 0.15 / 0.25 / 0.20, gen9 0.15 / 0.20 / 0.15), so the margins are kept.
 CUBE_WINDOW = CubeWindow(double=0.15, take=0.6, resign=0.25)
 
 
