@@ -53,10 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="agent specs: random, heuristic, pubeval, td[:PATH][?plies=N&cube_plies=N], "
         "gnubg[?plies=N]; td's cube decisions are 0-ply here by default (Janowski, fast), "
         "where vrhcaby cube looks 2 plies ahead: td?cube_plies=1 plays a 1-ply cube "
-        "(the default's cube error on the cube yardstick, docs/benchmarks.md: 5.8 "
-        "millipoints a decision against 9.2 at 0 ply; the cube games 2.75 times as long, "
-        "searching only near a threshold: cube_window=off searches every decision, "
-        "5.4 millipoints, 6.7 times as long)",
+        "(the default's cube error on the cube yardstick, docs/benchmarks.md: 5.6 "
+        "millipoints a decision against 9.7 at 0 ply, worth about +0.025 ppg against "
+        "gnubg; the cube games 2.75 times as long, searching only near a threshold: "
+        "cube_window=off searches every decision, 5.0 millipoints, 6.7 times as long)",
     )
     parser.add_argument(
         "--games",
