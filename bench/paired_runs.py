@@ -23,11 +23,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from vrhcaby.play.stats import mean_ci95  # noqa: E402
+from vrhcaby.play.tournament import GameResult  # noqa: E402
+
+#: The fields of a game's record that make its `GameResult` (and so A's points).
+RESULT_FIELDS = ("sample", "copy", "a_seat", "winner", "value", "cube", "points")
 
 
 class RunError(ValueError):
@@ -52,20 +60,13 @@ def sample_points(folder: Path) -> tuple[dict, dict[int, float]]:
                 pair = this
             elif this != pair:
                 raise RunError(f"{path}:{n}: a second pair ({this}) in a run of {pair}")
-            a_points = g["points"] if g["winner"] == g["a_seat"] else -g["points"]
+            a_points = GameResult(**{k: g[k] for k in RESULT_FIELDS}).a_points
             s = int(g["sample"])
             sums[s] = sums.get(s, 0.0) + a_points
             counts[s] = counts.get(s, 0) + 1
     if pair is None:
         raise RunError(f"{path}: no games")
     return pair, {s: sums[s] / counts[s] for s in sums}
-
-
-def mean_ci(x: np.ndarray) -> tuple[float, float, float]:
-    """Mean and its 95% normal interval."""
-    m = float(x.mean())
-    half = 1.96 * float(x.std(ddof=1)) / math.sqrt(len(x)) if len(x) > 1 else math.inf
-    return m, m - half, m + half
 
 
 def compare(base: Path, new: Path) -> dict:
@@ -85,9 +86,9 @@ def compare(base: Path, new: Path) -> dict:
     out = {
         "seed": pa["seed"],
         "samples": len(common),
-        "base": {"a": pa["a"], "b": pa["b"], "ppg": mean_ci(a)},
-        "new": {"a": pb["a"], "b": pb["b"], "ppg": mean_ci(b)},
-        "difference": mean_ci(b - a),
+        "base": {"a": pa["a"], "b": pa["b"], "ppg": mean_ci95(a)},
+        "new": {"a": pb["a"], "b": pb["b"], "ppg": mean_ci95(b)},
+        "difference": mean_ci95(b - a),
         "correlation": float(np.corrcoef(a, b)[0, 1]),
     }
     return out

@@ -9,6 +9,7 @@ import io
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 
@@ -63,12 +64,13 @@ def test_each_run_matches_the_tournaments_own_figure(runs: dict[str, Path]) -> N
     assert r["samples"] == 12  # 24 mirrored games
     for key, name in (("base", "heur"), ("new", "td")):
         own = json.loads((runs[name] / "results.json").read_text())["pairs"][0]
-        assert r[key]["ppg"][0] == pytest.approx(own["ppg"])
+        assert r[key]["ppg"] == pytest.approx((own["ppg"], *own["ci95"]))
     heur, td = _recount(runs["heur"]), _recount(runs["td"])
     diffs = [sum(td[s]) / 2 - sum(heur[s]) / 2 for s in heur]
     mean = sum(diffs) / len(diffs)
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
-    lo, hi = mean - 1.96 * sd / math.sqrt(len(diffs)), mean + 1.96 * sd / math.sqrt(len(diffs))
+    half = NormalDist().inv_cdf(0.975) * sd / math.sqrt(len(diffs))
+    lo, hi = mean - half, mean + half
     assert r["difference"] == pytest.approx((mean, lo, hi))
 
 
