@@ -13,8 +13,9 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
                                 ``&prune=on|off|K`` prunes the search's replies;
                                 ``&cube_plies=C`` cube decisions by cubeful C-ply
                                 look-ahead (0, 1, 2; `agents.cubeful`),
-                                ``&cube_window=on|off|M`` searched only where the
-                                0-ply analysis is within M of a threshold (`agents.td`)
+                                ``&cube_window=on|off|M|D,T,R`` searched only where
+                                the 0-ply analysis is within M of a threshold (or D,
+                                T, R for the double, take, resignation; `agents.td`)
 ``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
 ==============================  ==========================================================
 
@@ -97,23 +98,25 @@ def _prune(spec: str, options: dict[str, str]) -> int | None:
 
 def _cube_window(spec: str, options: dict[str, str]) -> CubeWindow | None:
     """The cube window by option `cube_window` (off: None, every cube decision searched;
-    on: the default, `agents.td.CUBE_WINDOW`; or one margin above 0 for every question),
-    checked."""
+    on: the default, `agents.td.CUBE_WINDOW`; one margin above 0 for every question; or
+    three, `D,T,R`, for the double, the take and the resignation), checked."""
     from agents.td import CUBE_WINDOW, CubeWindow
 
     value = options.get("cube_window", "on")
     if value in ("off", "on"):
         return CUBE_WINDOW if value == "on" else None
-    try:
-        margin = float(value) if value.isascii() else math.nan
-    except ValueError:
-        margin = math.nan
-    if not 0 < margin < math.inf:
+    margins = []
+    for part in value.split(","):
+        try:
+            margins.append(float(part) if part.isascii() else math.nan)
+        except ValueError:
+            margins.append(math.nan)
+    if len(margins) not in (1, 3) or not all(0 < m < math.inf for m in margins):
         raise ValueError(
-            f"option cube_window={value!r} of {spec!r} is on, off or a margin above 0 "
-            "(equity per unit of the cube)"
+            f"option cube_window={value!r} of {spec!r} is on, off, a margin above 0 or three "
+            "(double, take, resignation; equity per unit of the cube)"
         )
-    return CubeWindow.every(margin)
+    return CubeWindow.every(margins[0]) if len(margins) == 1 else CubeWindow(*margins)
 
 
 def load_agent(spec: str) -> Agent:

@@ -1,7 +1,7 @@
 """The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
 
-Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K&cube_plies=0|1|2&cube_window=on|off|M]`.
-The evaluator (from
+Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K&cube_plies=0|1|2&cube_window=W]`,
+W on, off, M or D,T,R. The evaluator (from
 `vrhcaby.nn.net.load_evaluator`, or any `agents.search.ValueFunction`, with `.variant`)
 gives, for each afterstate (mover in row 1, opponent to roll), P(win), P(win gammon),
 P(win backgammon), P(lose gammon), P(lose backgammon); the agent turns them into cubeless
@@ -30,12 +30,16 @@ The agent is cube-aware: its double, take, beaver and resignation decisions
 the 0-ply analysis is far from the threshold of the question asked (whether to double,
 to take or beaver, to resign or accept a resignation), as GNU Backgammon considers a double
 only in its market window: there the 0-ply answer stands. Its margins (`CUBE_WINDOW`) come
-from the network's own 0-ply against 1-ply analysis; on the cube yardstick the windowed
-1-ply agent errs as the full search does (6.98 against 6.91 millipoints a decision, paired
-+0.07 +- 0.32), in 200 cube money games against gnubg 0-ply in 2.75 times the 0-ply cube's
-time where the full search takes 6.7 (docs/benchmarks.md). `cube_window=off` searches every
-decision; `cube_window=M` one margin M for every question. The default `cube_plies` is 0,
-for tournaments, as a 1-ply cube even windowed is over twice the 0-ply time; `td?cube_plies=1`
+from the network's own 0-ply against 1-ply analysis and its agreement with the full
+search; on the cube yardstick the windowed 1-ply agent errs as the full search does (5.08
+against 5.03 millipoints a decision for generation 9, paired +0.05 +- 0.05; gnubg 0-ply
+5.14), its cube games against gnubg 0-ply in 3.2 times the 0-ply cube's time where the
+full search takes 6.4 (docs/benchmarks.md). `cube_window=off` searches every decision;
+`cube_window=M` one margin M for every question, `cube_window=D,T,R` one for each. The
+default `cube_plies` is 0, for tournaments: over 100,000 games against the `gnubg` agent
+generation 9's windowed 1-ply cube scored +0.031 ppg, generation 8's 0-ply cube +0.029 on
+the same dice (paired +0.002 +- 0.015; on the first 20,000, against generation 9's own
+0-ply cube, +0.011 +- 0.021), for 3.3 times the tournament's time. `td?cube_plies=1`
 asks for it. The analysis commands (`vrhcaby cube`, `eval`, `analyse`, `serve`) look 2 plies
 ahead unless told otherwise (`vrhcaby.analysis.CUBE_PLIES`), searching every position.
 
@@ -142,14 +146,17 @@ class CubeWindow:
         return any(decisions.cube_gap(d, q, beavers=beavers) < margins[q] for q in asked)
 
 
-#: The cube window of `td` (`cube_window=on`, the spec's default): for each question the
-#: 0-ply gap within which 95% of the answers a full 1-ply search changed lie, rounded up to
-#: a twentieth, in the agent's own cube games (money and 5-point matches against itself,
-#: 15,588 decisions: `python bench/cube_window.py margin`, docs/benchmarks.md): chosen from
-#: the network's own 0-ply against 1-ply disagreement, not from a judge's verdict. Measured
-#: for td-contact-gen3.pt; the defaults since need no wider (their own runs: gen4 0.15 /
-#: 0.25 / 0.15, gen5 0.15 / 0.25 / 0.20, gen9 0.15 / 0.20 / 0.15), so the margins are kept.
-CUBE_WINDOW = CubeWindow(double=0.15, take=0.6, resign=0.25)
+#: The cube window of `td` (`cube_window=on`, the spec's default), set by agreement with
+#: the full search, never by a judge's verdict. Take and resignation: the 0-ply gap within
+#: which 95% of the answers a full 1-ply search changed lie, rounded up to a twentieth, in
+#: the agent's own cube games (money and 5-point matches against itself, 15,588 decisions:
+#: `python bench/cube_window.py margin`, docs/benchmarks.md), measured for
+#: td-contact-gen3.pt; the defaults since need no wider (gen4 0.25 / 0.15, gen9 0.20 /
+#: 0.15). Double: 0.3 since session 25, the smallest twentieth at which the window changes
+#: none of the full search's double answers on the 1,200 varied positions of the cube
+#: yardstick (`python bench/cube_window.py judge --margin D,T,R`): at 0.15, the 95% point
+#: of the agent's own games, it changed 6 there, closer positions than its games reach.
+CUBE_WINDOW = CubeWindow(double=0.3, take=0.6, resign=0.25)
 
 
 class TDAgent(AfterstateAgent):

@@ -2,7 +2,7 @@
 comes from, what the window costs on the cube yardstick, and what it saves in games.
 
     python bench/cube_window.py margin [--games 400] [--seed 7]
-    python bench/cube_window.py judge [--margin M]
+    python bench/cube_window.py judge [--margin M|D,T,R]
     python bench/cube_window.py time [--games 200] [--rounds 3] [--opponent 'gnubg?plies=0']
     python bench/cube_window.py time --no-cube --opponent pubeval
 
@@ -18,7 +18,8 @@ lie outside it (those the window would get wrong against the full search).
 
 `judge`: the cube yardstick (`bench/cube_judge.py`'s set, 1,200 decisions judged by gnubg
 2-ply): `td` at 0 plies, at 1 ply with every decision searched (`cube_window=off`) and
-windowed (the default window, `agents.td.CUBE_WINDOW`, or one `--margin`): the error of each, the
+windowed (the default window, `agents.td.CUBE_WINDOW`, or `--margin`: one margin, or three for
+the double, the take and the resignation, as the spec's `cube_window`): the error of each, the
 windowed minus the full search paired, how many of the doubler's and taker's questions the
 window answered at 0 plies, and how many of those answers differ from the full search's.
 
@@ -153,12 +154,13 @@ def margin(games: int, seed: int) -> None:
         print(f"  {m:6.2f} {(gap < m).mean():16.1%} {int(missed.sum()):16d} {lost:16.3f}")
 
 
-def windowed(margin_: float | None) -> str:
-    """The spec of `td` at 1 ply with the default window, or one of margin `margin_`."""
-    return "td?cube_plies=1" if margin_ is None else f"td?cube_plies=1&cube_window={margin_:g}"
+def windowed(margin_: str | None) -> str:
+    """The spec of `td` at 1 ply with the default window, or the window `margin_` (one
+    margin, or `D,T,R`: the spec's `cube_window`)."""
+    return "td?cube_plies=1" if margin_ is None else f"td?cube_plies=1&cube_window={margin_}"
 
 
-def judge(margin_: float | None, path: Path) -> None:
+def judge(margin_: str | None, path: Path) -> None:
     """The window on the cube yardstick: errors, paired difference, skips and changes."""
     judged = CubeSet.load(path)
     specs = ["td", "td?cube_plies=1&cube_window=off", windowed(margin_)]
@@ -195,7 +197,7 @@ def judge(margin_: float | None, path: Path) -> None:
 
 
 def timing(
-    games: int, rounds: int, opponent: str, seed: int, cube: bool, margin_: float | None
+    games: int, rounds: int, opponent: str, seed: int, cube: bool, margin_: str | None
 ) -> None:
     """Median CPU and wall seconds of money games (with the cube, or without it: the agent
     is still asked whether to resign) at the three cube settings."""
@@ -262,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("part", choices=("margin", "judge", "time"))
     parser.add_argument("--games", type=int, default=None)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--margin", type=float, help="one margin (default: CUBE_WINDOW's)")
+    parser.add_argument(
+        "--margin", help="one margin, or D,T,R: the spec's cube_window (default: CUBE_WINDOW's)"
+    )
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--opponent", default="gnubg?plies=0")

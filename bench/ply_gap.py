@@ -22,6 +22,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,26 +36,25 @@ from vrhcaby.play.judge import Judged  # noqa: E402
 DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-2ply.npz"
 
 
-def searched(spec: str, judged: Judged, chunk: int = 200) -> dict[str, np.ndarray]:
-    """The per-decision costs of the 0-ply and 1-ply choices of agent `spec`, and the
-    1-ply minus 0-ply equity of each candidate valued at 1 ply; `chunk` decisions at a
+def searched(agent: Any, judged: Judged, chunk: int = 200) -> dict[str, np.ndarray]:
+    """The per-decision costs of the 0-ply and 1-ply choices of `agent` (a td agent), and
+    the 1-ply minus 0-ply equity of each candidate valued at 1 ply; `chunk` decisions at a
     time (a 1-ply search of all of them at once holds about 20 GB)."""
-    agent = load_agent(spec)
     chosen: dict[str, list[np.ndarray]] = {"zero": [], "one": []}
     gaps = []
     for lo in range(0, len(judged.boards), chunk):
         part = judged.first(lo + chunk)
         rows = part.parent >= lo
         after, parent, boards = part.after[rows], part.parent[rows] - lo, part.boards[lo:]
-        zero = equity(search.ply_probabilities(agent.evaluator, after, 0, boards, parent))  # type: ignore[attr-defined]
+        zero = equity(search.ply_probabilities(agent.evaluator, after, 0, boards, parent))
         found = search.filtered_search(
-            agent.evaluator,  # type: ignore[attr-defined]
+            agent.evaluator,
             after,
             parent,
             boards,
             1,
-            agent.filter,  # type: ignore[attr-defined]
-            prune=agent.prune,  # type: ignore[attr-defined]
+            agent.filter,
+            prune=agent.prune,
         )
         one = np.where(found.plies == 1, found.values, -np.inf)
         chosen["zero"].append(search.chosen_boards(boards, after, parent, zero))
@@ -81,7 +81,7 @@ def main() -> None:
     results = {}
     for spec in args.agents:
         start = time.perf_counter()
-        r = results[spec] = searched(spec, judged)
+        r = results[spec] = searched(load_agent(spec), judged)
         print(
             f"{spec}: 0-ply {mean_se(r['zero'])}, 1-ply {mean_se(r['one'])}, 1-ply - 0-ply "
             f"over {len(r['gap'])} candidates: mean {r['gap'].mean():+.4f}, sd "

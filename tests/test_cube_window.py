@@ -252,15 +252,20 @@ def test_td_spec_takes_cube_window() -> None:
     assert load_agent("td?cube_plies=1&cube_window=off").cube_window is None  # type: ignore[attr-defined]
     every = load_agent("td?cube_plies=1&cube_window=0.05").cube_window  # type: ignore[attr-defined]
     assert every == CubeWindow(double=0.05, take=0.05, resign=0.05)
+    three = load_agent("td?cube_plies=1&cube_window=0.3,0.6,0.25").cube_window  # type: ignore[attr-defined]
+    assert three == CubeWindow(double=0.3, take=0.6, resign=0.25)
 
 
-@pytest.mark.parametrize("value", ["0", "-0.1", "nan", "inf", "wide", "0,1", "½", "1e999"])
+@pytest.mark.parametrize(
+    "value",
+    ["0", "-0.1", "nan", "inf", "wide", "0,1", "½", "1e999", "0.1,0.2,0", "1,2,3,4", "1,,2"],
+)
 def test_bad_cube_windows_say_so(value: str) -> None:
     spec = f"td?cube_plies=1&cube_window={value}"
     with pytest.raises(ValueError) as caught:
         load_agent(spec)
     text = str(caught.value)
-    assert f"option cube_window={value!r} of {spec!r} is on, off or a margin above 0" in text
+    assert f"option cube_window={value!r} of {spec!r} is on, off, a margin above 0 or three" in text
     assert "\n" not in text
 
 

@@ -53,10 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="agent specs: random, heuristic, pubeval, td[:PATH][?plies=N&cube_plies=N], "
         "gnubg[?plies=N]; td's cube decisions are 0-ply here by default (Janowski, fast), "
         "where vrhcaby cube looks 2 plies ahead: td?cube_plies=1 plays a 1-ply cube "
-        "(the default's cube error on the cube yardstick, docs/benchmarks.md: 5.6 "
-        "millipoints a decision against 9.7 at 0 ply, worth +0.01 to +0.025 ppg against "
-        "gnubg; the cube games 2.75 times as long, searching only near a threshold: "
-        "cube_window=off searches every decision, 5.0 millipoints, 6.7 times as long)",
+        "(the default's cube error on the cube yardstick, docs/benchmarks.md: 5.1 "
+        "millipoints a decision against 9.7 at 0 ply, gnubg 0-ply 5.1; worth +0.002 to "
+        "+0.011 ppg against gnubg over 100,000 games; the cube games 3.2 times as long, "
+        "searching only near a threshold: cube_window=off searches every decision, 5.0 "
+        "millipoints, 6.4 times as long)",
     )
     parser.add_argument(
         "--games",
