@@ -19,6 +19,7 @@ own: GNU Backgammon teaches nothing here.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import sys
 import time
@@ -49,17 +50,7 @@ def relabelled(shard: Shard, evaluator: NetworkSet) -> dict[str, Shard]:
     for lo in range(0, len(shard.after), CHUNK):
         p[lo : lo + CHUNK] = evaluator.probabilities(shard.after[lo : lo + CHUNK])
     return {
-        kind: Shard(
-            after=shard.after,
-            probabilities=target,
-            zero_ply=shard.zero_ply,
-            decision=shard.decision,
-            role=shard.role,
-            boards=shard.boards,
-            dice=shard.dice,
-            games=shard.games,
-            positions=shard.positions,
-        )
+        kind: dataclasses.replace(shard, probabilities=target)
         for kind, target in (("pure", p), ("mix", (p + shard.probabilities) / 2))
     }
 

@@ -3,13 +3,13 @@ against a plain reference, synthetic predictors calibrated and biased, self-play
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_bench import bench_script
 
 from agents import load_agent
 from vrhcaby.io.plot import reliability_svg
@@ -19,8 +19,6 @@ from vrhcaby.play.calibration import (
     happened,
     selfplay_predictions,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _plain_deciles(predicted: list[float], hit: list[bool], bins: int) -> list[dict]:
@@ -124,20 +122,14 @@ def test_the_reliability_diagram_is_svg_with_a_point_per_bin() -> None:
     assert len(circles) == 2 * 3 + 1  # the points on both panels and the legend's
 
 
-def _bench():
-    """bench/calibration.py as a module (it is a script, not in a package)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_calibration", ROOT / "bench" / "calibration.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_bench_prints_writes_and_draws(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out, svg = tmp_path / "cal.json", tmp_path / "reliability.svg"
-    assert _bench().main(["td", "--games", "4", "--json", str(out), "--svg", str(svg)]) == 0
+    assert (
+        bench_script("calibration").main(
+            ["td", "--games", "4", "--json", str(out), "--svg", str(svg)]
+        )
+        == 0
+    )
     report = json.loads(out.read_text())
     assert report["games"] == 4 and set(report) >= {"all", "contact", "race"}
     rows = report["all"]["win"]
@@ -148,4 +140,4 @@ def test_the_bench_prints_writes_and_draws(tmp_path: Path, capsys: pytest.Captur
 
 def test_the_bench_refuses_an_agent_without_probabilities() -> None:
     with pytest.raises(ValueError, match="no pre-roll probabilities"):
-        _bench().main(["pubeval", "--games", "2"])
+        bench_script("calibration").main(["pubeval", "--games", "2"])

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 from corpus import walk_positions
+from helpers_bench import bench_script
 
 import engine
 from engine.classify import NAMES
@@ -19,15 +19,6 @@ from vrhcaby.nn.net import load_evaluator
 ROOT = Path(__file__).resolve().parents[1]
 GEN9 = ROOT / "checkpoints" / "td-contact-gen9.pt"
 EI = ROOT / "checkpoints" / "td-contact-ei.pt"
-
-
-def _bench():
-    """bench/ensemble.py as a module (it is a script, not in a package)."""
-    spec = importlib.util.spec_from_file_location("bench_ensemble", ROOT / "bench" / "ensemble.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +80,7 @@ def test_relabelled_shards_take_the_ensembles_values(afterstates: np.ndarray) ->
         positions=n,
     )
     ens = ensemble_set([GEN9, EI])
-    got = _bench().relabelled(shard, ens)
+    got = bench_script("ensemble").relabelled(shard, ens)
     want = ens.probabilities(afterstates)
     np.testing.assert_allclose(got["pure"].probabilities, want, atol=1e-6)
     np.testing.assert_allclose(got["mix"].probabilities, (want + own) / 2, atol=1e-6)

@@ -6,7 +6,6 @@ at their heights in both panels (the checker cost by depth, the cube error by de
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -14,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers_bench import bench_script
 
 ROOT = Path(__file__).resolve().parent.parent
 NS = "{http://www.w3.org/2000/svg}"
@@ -35,19 +35,8 @@ MEASURED = (
 TWO_PLY = ("mean_2ply", "se_2ply", "pruned_2ply", "source_2ply")
 
 
-def _bench():
-    """bench/generations.py as a module (it is a script, not in a package)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_generations", ROOT / "bench" / "generations.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_generation_has_every_field_and_finite_figures() -> None:
-    bench = _bench()
+    bench = bench_script("generations")
     assert set(RECORD["fields"]) == set(bench.FIELDS)
     names = [g["generation"] for g in RECORD["generations"]]
     assert names == [name for name, *_ in bench.GENERATIONS]
@@ -92,7 +81,7 @@ def test_the_picture_draws_each_generation_at_its_values() -> None:
     from vrhcaby.io.plot import COLOURS
 
     svg = (ROOT / "docs" / "generations.svg").read_text()
-    assert svg == _bench().picture(RECORD)
+    assert svg == bench_script("generations").picture(RECORD)
     rows = RECORD["generations"]
     names = [g["generation"] for g in rows]
     panels = _panels(svg)
@@ -121,7 +110,7 @@ def test_only_refuses_a_generation_it_does_not_know(capsys: pytest.CaptureFixtur
     before anything is judged or written."""
     before = (ROOT / "docs" / "generations.json").read_text()
     with pytest.raises(SystemExit) as exit_info:
-        _bench().main(["--only", "contact3", "contact99"])
+        bench_script("generations").main(["--only", "contact3", "contact99"])
     assert exit_info.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--only: no generation contact99" in error and "contact4" in error

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from helpers_bench import bench_script
 
 from agents import load_agent
 from tests.gnubg_oracle import GnubgEvaluator
@@ -56,12 +56,7 @@ def test_the_bench_counts_the_decisions_whose_play_moved_from_the_first_agents(
 ) -> None:
     """bench/judge.py's `moved`: the decisions where an agent's play is not the first
     agent's, against a count made one decision at a time."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_judge", Path(__file__).resolve().parents[1] / "bench" / "judge.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("judge")
     rows = bench.judge_agents(judged, ["pubeval", "pubeval", "heuristic"])
     pubeval: Any = load_agent("pubeval")  # the Agent protocol names no choose_boards
     heuristic: Any = load_agent("heuristic")

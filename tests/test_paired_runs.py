@@ -4,7 +4,6 @@ checked against the tournament's own results and a plain recount of the games.""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import math
@@ -12,19 +11,9 @@ from pathlib import Path
 from statistics import NormalDist
 
 import pytest
+from helpers_bench import bench_script
 
 from vrhcaby.cli import main as cli
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _bench():
-    """bench/paired_runs.py as a module (it is a script, not in a package)."""
-    spec = importlib.util.spec_from_file_location("bench_paired", ROOT / "bench" / "paired_runs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _tournament(out: Path, a: str, b: str, games: int, seed: int) -> dict:
@@ -60,7 +49,7 @@ def _recount(folder: Path) -> dict[int, list[int]]:
 
 
 def test_each_run_matches_the_tournaments_own_figure(runs: dict[str, Path]) -> None:
-    r = _bench().compare(runs["heur"], runs["td"])
+    r = bench_script("paired_runs").compare(runs["heur"], runs["td"])
     assert r["samples"] == 12  # 24 mirrored games
     for key, name in (("base", "heur"), ("new", "td")):
         own = json.loads((runs[name] / "results.json").read_text())["pairs"][0]
@@ -78,7 +67,7 @@ def test_a_shorter_run_pairs_on_the_samples_both_played(runs: dict[str, Path]) -
     """The same deterministic agents on the same dice play the same games: the first five
     samples of the longer run are the shorter run's, game for game (the dice are dealt by
     sample)."""
-    r = _bench().compare(runs["heur"], runs["heur_short"])
+    r = bench_script("paired_runs").compare(runs["heur"], runs["heur_short"])
     assert r["samples"] == 5
     short = json.loads((runs["heur_short"] / "results.json").read_text())["pairs"][0]
     assert r["base"]["ppg"][0] == pytest.approx(short["ppg"])
@@ -86,12 +75,12 @@ def test_a_shorter_run_pairs_on_the_samples_both_played(runs: dict[str, Path]) -
 
 
 def test_runs_on_other_dice_are_refused(runs: dict[str, Path], capsys) -> None:
-    assert _bench().main([str(runs["td"]), str(runs["other_seed"])]) == 2
+    assert bench_script("paired_runs").main([str(runs["td"]), str(runs["other_seed"])]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--seed 5 and 6" in err[0]
 
 
 def test_a_folder_without_games_is_refused(tmp_path: Path, runs: dict[str, Path], capsys) -> None:
-    assert _bench().main([str(tmp_path), str(runs["td"])]) == 2
+    assert bench_script("paired_runs").main([str(tmp_path), str(runs["td"])]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no games.jsonl" in err[0]
