@@ -275,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
+    if args.margin is not None:
+        try:
+            load_agent(windowed(args.margin))
+        except ValueError as e:
+            parser.error(str(e))
     if args.part == "margin":
         margin(args.games or 400, args.seed)
     elif args.part == "judge":

@@ -59,7 +59,7 @@ def relabel(out: Path, networks: list[str], config: Path) -> None:
     folders = tomllib.loads(config.read_text())["distill"]["labels"]
     names = [Path(f).name for f in folders]
     if len(set(names)) != len(names):
-        raise SystemExit(f"relabel: the folders of {config} share names: {names}")
+        raise ValueError(f"the label folders of {config} share names: {names}")
     evaluator = ensemble_set([find_checkpoint(n) for n in networks])
     start, count = time.perf_counter(), 0
     for folder in folders:
@@ -117,10 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    if args.part == "gap":
-        gap(args.networks, args.set)
-    else:
-        relabel(args.out, args.networks, args.config)
+    try:
+        if args.part == "gap":
+            gap(args.networks, args.set)
+        else:
+            relabel(args.out, args.networks, args.config)
+    except (ValueError, OSError, KeyError, tomllib.TOMLDecodeError) as e:
+        print(f"ensemble: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -64,6 +64,8 @@ def ensemble_set(paths: Sequence[str | Path]) -> NetworkSet:
     """The network set of the first checkpoint in `paths` whose contact network (and
     crashed one, where the set has its own) is the `Ensemble` of every set's; a ValueError
     when one is not a network set with a contact network."""
+    if not paths:
+        raise ValueError("an ensemble needs at least one network")
     sets = []
     for path in paths:
         each = load_evaluator(path)
@@ -74,6 +76,6 @@ def ensemble_set(paths: Sequence[str | Path]) -> NetworkSet:
     networks = dict(first.networks)
     for name in AVERAGED:
         if name in networks:
-            members = [s.networks[name if name in s.networks else s.fallback[name]] for s in sets]
+            members = [s.networks[s.answerer(name)] for s in sets]
             networks[name] = Ensemble(members)
     return NetworkSet(networks, dict(first.fallback), first.variant, dict(first.config))

@@ -102,7 +102,7 @@ class NetworkSet:
         if self.variant not in VARIANTS or VARIANTS[self.variant].enter_from_start:
             raise ValueError(f"a network set plays a 25-point board, not {self.variant!r:.40}")
         for name in SET_CLASSES:
-            answerer = self.networks[self._answerer(name)]
+            answerer = self.networks[self.answerer(name)]
             if name != "race" and onesided.is_onesided(answerer.net.to_dict()):
                 raise ValueError(
                     f"network set class {name}: the one-sided race evaluator answers races only"
@@ -119,9 +119,9 @@ class NetworkSet:
         self._answerer_of = np.zeros(len(NAMES), np.intp)
         self._answerer_of[list(DECIDED)] = len(self.networks)
         for name in SET_CLASSES:
-            self._answerer_of[CODES[name]] = list(self.networks).index(self._answerer(name))
+            self._answerer_of[CODES[name]] = list(self.networks).index(self.answerer(name))
 
-    def _answerer(self, name: str) -> str:
+    def answerer(self, name: str) -> str:
         """The class whose network answers class `name`."""
         return name if name in self.networks else self.fallback[name]
 
@@ -129,7 +129,7 @@ class NetworkSet:
     def net(self) -> NetDescription:
         """The contact network's description (the class most positions are in), for
         readers of an `Evaluator`'s `net`."""
-        return self.networks[self._answerer("contact")].net
+        return self.networks[self.answerer("contact")].net
 
     def describe(self) -> str:
         """Each class and its network, e.g. ``contact 214-128-5 sigmoid (rich), ...``."""
