@@ -12,10 +12,13 @@ Spec grammar: ``NAME[:PATH][?KEY=VALUE[&KEY=VALUE...]]``
                                 PATH may name a shipped one (``td:td-contact``);
                                 ``&prune=on|off|K`` prunes the search's replies;
                                 ``&cube_plies=C`` cube decisions by cubeful C-ply
-                                look-ahead (0, 1, 2; `agents.cubeful`),
+                                look-ahead (0, 1, 2; `agents.cubeful`; default 1,
+                                `agents.td.CUBE_PLIES`, 0 in acey-deucey),
                                 ``&cube_window=on|off|M|D,T,R`` searched only where
                                 the 0-ply analysis is within M of a threshold (or D,
-                                T, R for the double, take, resignation; `agents.td`)
+                                T, R for the double, take, resignation; `agents.td`),
+                                ``&cube_prune=on|off|K`` the cube search's replies
+                                pruned (default on)
 ``gnubg[?plies=N]``             GNU Backgammon through the ``gnubg-nn`` package
 ==============================  ==========================================================
 
@@ -47,7 +50,7 @@ _OPTIONS = {
     "random": {"seed"},
     "heuristic": set(),
     "pubeval": set(),
-    "td": {"plies", "filter", "prune", "cube_plies", "cube_window"},
+    "td": {"plies", "filter", "prune", "cube_plies", "cube_window", "cube_prune"},
     "gnubg": {"plies"},
 }
 
@@ -82,24 +85,28 @@ def _int(spec: str, key: str, value: str) -> int:
         raise ValueError(f"option {key}={value!r} of {spec!r} is not an integer") from None
 
 
-def _prune(spec: str, options: dict[str, str]) -> int | None:
-    """Replies kept per roll by option `prune` (off: None; on: the default), checked."""
+def _prune(
+    spec: str, options: dict[str, str], key: str = "prune", default: str = "off"
+) -> int | None:
+    """Replies kept per roll by option `key` (`prune`, `cube_prune`; off: None; on: the
+    pruner's default), `default` where the spec does not set it, checked."""
     from agents.search import Pruner
 
-    value = options.get("prune", "off")
+    value = options.get(key, default)
     if value in ("off", "on"):
         return Pruner.keep if value == "on" else None
     if not (value.isascii() and value.isdigit()) or int(value) < 1:
         raise ValueError(
-            f"option prune={value!r} of {spec!r} is on, off or the replies kept per roll (1+)"
+            f"option {key}={value!r} of {spec!r} is on, off or the replies kept per roll (1+)"
         )
     return int(value)
 
 
 def _cube_window(spec: str, options: dict[str, str]) -> CubeWindow | None:
     """The cube window by option `cube_window` (off: None, every cube decision searched;
-    on: the default, `agents.td.CUBE_WINDOW`; one margin above 0 for every question; or
-    three, `D,T,R`, for the double, the take and the resignation), checked."""
+    on: the default, `agents.td.CUBE_WINDOW`; one margin of 0 or more for every question; or
+    three, `D,T,R`, for the double, the take and the resignation; 0 answers a question at
+    0 plies always), checked."""
     from agents.td import CUBE_WINDOW, CubeWindow
 
     value = options.get("cube_window", "on")
@@ -111,10 +118,10 @@ def _cube_window(spec: str, options: dict[str, str]) -> CubeWindow | None:
             margins.append(float(part) if part.isascii() else math.nan)
         except ValueError:
             margins.append(math.nan)
-    if len(margins) not in (1, 3) or not all(0 < m < math.inf for m in margins):
+    if len(margins) not in (1, 3) or not all(0 <= m < math.inf for m in margins):
         raise ValueError(
-            f"option cube_window={value!r} of {spec!r} is on, off, a margin above 0 or three "
-            "(double, take, resignation; equity per unit of the cube)"
+            f"option cube_window={value!r} of {spec!r} is on, off, a margin of 0 or more or "
+            "three (double, take, resignation; equity per unit of the cube; 0: always 0-ply)"
         )
     return CubeWindow.every(margins[0]) if len(margins) == 1 else CubeWindow(*margins)
 
@@ -146,7 +153,10 @@ def load_agent(spec: str) -> Agent:
         if len(parts) != 2:
             raise ValueError(f"option filter of {spec!r} is two sizes, like filter=8,3")
         filt = (_int(spec, "filter", parts[0]), _int(spec, "filter", parts[1]))
-        cube_plies = _int(spec, "cube_plies", options.get("cube_plies", "0"))
+        # unset: the network's default (`agents.td.CUBE_PLIES`; 0 in acey-deucey)
+        cube_plies = (
+            _int(spec, "cube_plies", options["cube_plies"]) if "cube_plies" in options else None
+        )
         agent = load_td(
             path,
             plies=plies,
@@ -154,6 +164,7 @@ def load_agent(spec: str) -> Agent:
             prune=_prune(spec, options),
             cube_plies=cube_plies,
             cube_window=_cube_window(spec, options),
+            cube_prune=_prune(spec, options, "cube_prune", "on"),
         )
     else:
         from agents.gnubg import GnubgAgent

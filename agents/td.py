@@ -1,7 +1,7 @@
 """The neural agent: any afterstate evaluator with GNU Backgammon-style look-ahead.
 
-Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K&cube_plies=0|1|2&cube_window=W]`,
-W on, off, M or D,T,R. The evaluator (from
+Spec `td[:PATH][?plies=0|1|2&filter=K0,K1&prune=off|on|K&cube_plies=0|1|2&cube_window=W
+&cube_prune=on|off|K]`, W on, off, M or D,T,R. The evaluator (from
 `vrhcaby.nn.net.load_evaluator`, or any `agents.search.ValueFunction`, with `.variant`)
 gives, for each afterstate (mover in row 1, opponent to roll), P(win), P(win gammon),
 P(win backgammon), P(lose gammon), P(lose backgammon); the agent turns them into cubeless
@@ -30,18 +30,23 @@ The agent is cube-aware: its double, take, beaver and resignation decisions
 the 0-ply analysis is far from the threshold of the question asked (whether to double,
 to take or beaver, to resign or accept a resignation), as GNU Backgammon considers a double
 only in its market window: there the 0-ply answer stands. Its margins (`CUBE_WINDOW`) come
-from the network's own 0-ply against 1-ply analysis and its agreement with the full
-search; on the cube yardstick the windowed 1-ply agent errs as the full search does (5.08
-against 5.03 millipoints a decision for generation 9, paired +0.05 +- 0.05; gnubg 0-ply
-5.14), its cube games against gnubg 0-ply in 3.2 times the 0-ply cube's time where the
-full search takes 6.4 (docs/benchmarks.md). `cube_window=off` searches every decision;
-`cube_window=M` one margin M for every question, `cube_window=D,T,R` one for each. The
-default `cube_plies` is 0, for tournaments: over 100,000 games against the `gnubg` agent
-generation 9's windowed 1-ply cube scored +0.031 ppg, generation 8's 0-ply cube +0.029 on
-the same dice (paired +0.002 +- 0.015; on the first 20,000, against generation 9's own
-0-ply cube, +0.011 +- 0.021), for 3.3 times the tournament's time. `td?cube_plies=1`
-asks for it. The analysis commands (`vrhcaby cube`, `eval`, `analyse`, `serve`) look 2 plies
-ahead unless told otherwise (`vrhcaby.analysis.CUBE_PLIES`), searching every position.
+from the network's own 0-ply against 1-ply analysis, its agreement with the full search
+and, for the resignation (0: always 0-ply), games. The cube search's replies are pruned
+(`cube_prune`, on in the spec by default) apart from the checker search's (`prune`).
+`cube_window=off` searches every decision; `cube_window=M` one margin M for every
+question, `cube_window=D,T,R` one for each.
+
+The spec's default cube depth is `CUBE_PLIES`, 1 (since session 26; 0 before), its
+resignations 0-ply (the window's resignation margin 0): on the cube yardstick generation
+9's windowed, pruned 1-ply cube errs 5.01 millipoints a decision against gnubg 0-ply's
+5.14 and its own 0-ply cube's 9.70; a cube tournament against gnubg 0-ply takes about 1.5
+times the 0-ply cube's time, a cubeless one the same; against the `gnubg` agent it scored
++0.052 and +0.046 ppg over 20,000 games on two seeds, on seed 11 +0.030 +- 0.020 better
+than the 0-ply cube on the same dice (docs/benchmarks.md, docs/distillation.md).
+`td?cube_plies=0` asks for Janowski on the 0-ply probabilities; acey-deucey networks
+decide at 0 plies (they have no look-ahead). The analysis commands (`vrhcaby cube`,
+`eval`, `analyse`, `serve`) look 2 plies ahead unless told otherwise
+(`vrhcaby.analysis.CUBE_PLIES`), searching every position, pruned as `prune` says.
 
 At 0 plies it evaluates the position for the side on roll (`before_roll`: the
 opponent's afterstate, seen from the other side) and decides from those five
@@ -51,8 +56,8 @@ as a 0-ply move. At 1 or 2 plies it decides by GNU Backgammon's cubeful n-ply ev
 (`agents.cubeful`): no double and double/take are each the average over its 21 rolls of
 minus the opponent's cubeful value one ply down, every side in the tree holding its own
 cube option, Janowski at the leaves; its resignations by the cubeless probabilities of
-the same search. Pruned as its checker play is (`prune`); a 1-ply cube decision costs
-about a 1-ply checker play, a 2-ply one pruned about twice that (docs/benchmarks.md).
+the same search. Pruned by `cube_prune`; a 1-ply cube decision costs about a 1-ply checker
+play, a 2-ply one pruned about twice that (docs/benchmarks.md).
 
 Acey-deucey (an evaluator whose `variant` is "acey-deucey": boards (2, 26), column 25 the
 waiting checkers, and a "rolls again" input): the agent plays at 0 plies by cubeless
@@ -125,13 +130,14 @@ class CubeWindow:
     take: float
     """Whether to take a double, and whether to beaver."""
     resign: float
-    """Whether to offer a resignation, and whether to accept one."""
+    """Whether to offer a resignation, and whether to accept one. A margin of 0 answers
+    its question at 0 plies always."""
 
     def __post_init__(self) -> None:
         for what in ("double", "take", "resign"):
             margin = getattr(self, what)
-            if not 0 < margin < math.inf:  # NaN too
-                raise ValueError(f"td cube window's {what} margin must be above 0, got {margin}")
+            if not 0 <= margin < math.inf:  # NaN too
+                raise ValueError(f"td cube window's {what} margin must be 0 or more, got {margin}")
 
     @classmethod
     def every(cls, margin: float) -> CubeWindow:
@@ -147,16 +153,26 @@ class CubeWindow:
 
 
 #: The cube window of `td` (`cube_window=on`, the spec's default), set by agreement with
-#: the full search, never by a judge's verdict. Take and resignation: the 0-ply gap within
+#: the full search and by games, never by a judge's verdict. Take: the 0-ply gap within
 #: which 95% of the answers a full 1-ply search changed lie, rounded up to a twentieth, in
 #: the agent's own cube games (money and 5-point matches against itself, 15,588 decisions:
 #: `python bench/cube_window.py margin`, docs/benchmarks.md), measured for
-#: td-contact-gen3.pt; the defaults since need no wider (gen4 0.25 / 0.15, gen9 0.20 /
-#: 0.15). Double: 0.3 since session 25, the smallest twentieth at which the window changes
-#: none of the full search's double answers on the 1,200 varied positions of the cube
-#: yardstick (`python bench/cube_window.py judge --margin D,T,R`): at 0.15, the 95% point
-#: of the agent's own games, it changed 6 there, closer positions than its games reach.
-CUBE_WINDOW = CubeWindow(double=0.3, take=0.6, resign=0.25)
+#: td-contact-gen3.pt; the default since needs no wider (gen4 0.25, gen9 0.20). Double: 0.3
+#: since session 25, the smallest twentieth at which the window changes none of the full
+#: search's double answers on the 1,200 varied positions of the cube yardstick (`python
+#: bench/cube_window.py judge --margin D,T,R`): at 0.15, the 95% point of the agent's own
+#: games, it changed 6 there, closer positions than its games reach. Resignation: 0 since
+#: session 26, always the 0-ply answer: against gnubg 0-ply, cubeless, generation 9's
+#: resignations by the 1-ply search (margin 0.25 before) lost 0.007 and 0.009 ppg on two
+#: seeds' 20,000 games (paired, +-0.005), as its 1-ply values are worse than its 0-ply
+#: (docs/distillation.md).
+CUBE_WINDOW = CubeWindow(double=0.3, take=0.6, resign=0.0)
+
+#: The cube depth of the `td` spec that names none (`load_td`; `td?cube_plies=C`): the
+#: cubeful 1-ply search, windowed (`CUBE_WINDOW`) and pruned (`cube_prune`), which errs
+#: on the cube yardstick as GNU Backgammon 0-ply does for under twice the 0-ply cube's
+#: time in games (docs/benchmarks.md). Acey-deucey networks decide at 0 plies.
+CUBE_PLIES = 1
 
 
 class TDAgent(AfterstateAgent):
@@ -181,6 +197,7 @@ class TDAgent(AfterstateAgent):
         beavers: bool = False,
         cube_aware: bool = True,
         prune: search.Pruner | None = None,
+        cube_prune: search.Pruner | None = None,
     ) -> None:
         for what, n in (("plies", plies), ("cube_plies", cube_plies)):
             if n not in (0, 1, 2):
@@ -201,8 +218,12 @@ class TDAgent(AfterstateAgent):
         #: False: never double or resign, always take (as a cubeless agent), so cubeless
         #: evaluation games skip the per-turn pre-roll evaluation.
         self.cube_aware = cube_aware
-        #: The pruning of the search's reply choice (None: every reply valued in full).
+        #: The pruning of the checker search's reply choice (None: every reply valued in
+        #: full); the analysis commands' cube search is pruned by it too.
         self.prune = prune
+        #: The pruning of the reply choice of the agent's own cube search (`cube_plies` 1
+        #: or 2, the decisions it makes in games; None: every reply valued in full).
+        self.cube_prune = cube_prune
 
     @property  # per network, where the base class's is a class attribute
     def acey_deucey(self) -> bool:  # type: ignore[override]
@@ -306,7 +327,7 @@ class TDAgent(AfterstateAgent):
                 context,
                 self.cube_plies,
                 params=self.efficiency,
-                prune=self.prune,
+                prune=self.cube_prune,
             )
             last = self._last_search = (key, found)
         return last[1]
@@ -566,13 +587,15 @@ def load_td(
     plies: int = 0,
     filter: tuple[int, int] = (8, 3),
     prune: int | None = None,
-    cube_plies: int = 0,
+    cube_plies: int | None = None,
     cube_window: CubeWindow | None = CUBE_WINDOW,
+    cube_prune: int | None = search.Pruner.keep,
 ) -> TDAgent:
     """The agent for spec `td[:PATH]`: the network at `path` (see `find_checkpoint`), or
-    the shipped one; `prune` replies kept per roll by its pruner (None: no pruning);
-    `cube_plies` the look-ahead of its cube decisions, `cube_window` their window (None:
-    every decision searched)."""
+    the shipped one; `prune` replies kept per roll by its pruner in the checker search
+    (None: no pruning), `cube_prune` in the cube search; `cube_plies` the look-ahead of its
+    cube decisions (None: `CUBE_PLIES`, 0 for an acey-deucey network), `cube_window` their
+    window (None: every decision searched)."""
     file = find_checkpoint(path) if path else SHIPPED
     if not path and not file.is_file():
         raise ValueError(
@@ -591,7 +614,10 @@ def load_td(
         raise  # it names the file and what is wrong
     except (OSError, ValueError) as exc:
         raise ValueError(f"td: cannot load {str(file)!r}: {exc}") from None
-    if getattr(evaluator, "variant", "standard") == ACEY_DEUCEY:
+    acey_deucey = getattr(evaluator, "variant", "standard") == ACEY_DEUCEY
+    if cube_plies is None:
+        cube_plies = 0 if acey_deucey else CUBE_PLIES
+    if acey_deucey:
         for what, n in (("plies", plies), ("cube_plies", cube_plies)):
             if n:
                 raise ValueError(
@@ -600,6 +626,7 @@ def load_td(
         if prune is not None:
             raise ValueError(f"{spec}: acey-deucey networks have no search to prune")
     pruner = None if prune is None else load_pruner(file, prune)
+    cube_pruner = None if cube_prune is None or not cube_plies else load_pruner(file, cube_prune)
     return TDAgent(
         evaluator,
         plies=plies,
@@ -608,4 +635,5 @@ def load_td(
         prune=pruner,
         cube_plies=cube_plies,
         cube_window=cube_window,
+        cube_prune=cube_pruner,
     )

@@ -1,12 +1,14 @@
 """Calibration of an agent's probabilities in its own games: predicted against realised.
 
-    python bench/calibration.py td --games 10000
+    python bench/calibration.py 'td?cube_plies=0' --games 10000
     python bench/calibration.py td:td-contact-gen2 --games 2000 --json results/cal.json
 
 The agent plays itself (cubeless money, `--games` games in lockstep, seeded dice); before
 every turn but each game's first the side on roll's P(win), P(win gammon), P(win
 backgammon), P(lose gammon) and P(lose backgammon) are recorded (`before_roll`, the
-probabilities its cube decisions use) and set against what that side then won or lost
+probabilities its cube decisions use: for `td` those of the cubeless search at its cube
+depth, 1 ply unless the spec says `cube_plies=0`, the network's own 0-ply probabilities,
+which is what the reports in docs/ measure) and set against what that side then won or lost
 (`vrhcaby.play.calibration`). Each probability is cut in deciles (ten bins of equal count
 by the prediction); printed per decile: the range, the mean prediction, the frequency
 realised, the gap (realised minus predicted, in percentage points) with its standard

@@ -56,8 +56,8 @@ from vrhcaby.play.tournament import PairSettings, play_pair  # noqa: E402
 
 DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-cube-2ply.npz"
 #: Where the decisions come from: (source, agent spec playing itself); the td network
-#: named, not the default, so that a rebuild makes the same set.
-SOURCES = (("gnubg", "gnubg?plies=0"), ("td", "td:td-contact-gen3"))
+#: and its cube depth named, not the defaults, so that a rebuild makes the same set.
+SOURCES = (("gnubg", "gnubg?plies=0"), ("td", "td:td-contact-gen3?cube_plies=0"))
 #: Games of each kind per source: (kind, match length, games or matches).
 GAMES = (("money", 0, 600), ("match5", 5, 60), ("match7", 7, 40))
 #: Decisions of each cube state per source.

@@ -7,7 +7,7 @@ Positions: the boards before each roll of the shipped network's own games (cubel
 (the kernels loaded, the network's first call made), the contenders taking turns on each
 position: a cube decision in money play with a
 centred cube at `cube_plies` 0, 1 and 2, without pruning and with the network's pruner
-(`td?prune=on`), the old way for comparison (Janowski's formula on the n-ply cubeless
+(`td?cube_prune=off`, `on`), the old way for comparison (Janowski's formula on the n-ply cubeless
 probabilities, what `cube_plies` meant before), and the agent's 1-ply and 2-ply checker
 play of the recorded roll: the median milliseconds a decision and the ratio to the 1-ply
 checker play. Then the cold `vrhcaby cube POSITION` (a fresh interpreter: imports,
@@ -180,11 +180,11 @@ def warm(network: str, boards: np.ndarray, dice: np.ndarray) -> None:
 
     sep = "&" if "?" in network else "?"
     rows = [
-        ("cube, 0-ply (Janowski)", cube_at(network)),
-        ("cube, 1-ply cubeful", cube_at(f"{network}{sep}cube_plies=1")),
-        ("cube, 1-ply cubeful, pruned", cube_at(f"{network}{sep}cube_plies=1&prune=on")),
-        ("cube, 2-ply cubeful", cube_at(f"{network}{sep}cube_plies=2")),
-        ("cube, 2-ply cubeful, pruned", cube_at(f"{network}{sep}cube_plies=2&prune=on")),
+        ("cube, 0-ply (Janowski)", cube_at(f"{network}{sep}cube_plies=0")),
+        ("cube, 1-ply cubeful", cube_at(f"{network}{sep}cube_plies=1&cube_prune=off")),
+        ("cube, 1-ply cubeful, pruned", cube_at(f"{network}{sep}cube_plies=1&cube_prune=on")),
+        ("cube, 2-ply cubeful", cube_at(f"{network}{sep}cube_plies=2&cube_prune=off")),
+        ("cube, 2-ply cubeful, pruned", cube_at(f"{network}{sep}cube_plies=2&cube_prune=on")),
         ("old: Janowski on 1-ply probabilities", janowski_at(1)),
         ("old: Janowski on 2-ply probabilities", janowski_at(2)),
         ("checker play, 1-ply", play_at(1)),

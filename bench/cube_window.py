@@ -5,6 +5,7 @@ comes from, what the window costs on the cube yardstick, and what it saves in ga
     python bench/cube_window.py judge [--margin M|D,T,R]
     python bench/cube_window.py time [--games 200] [--rounds 3] [--opponent 'gnubg?plies=0']
     python bench/cube_window.py time --no-cube --opponent pubeval
+    python bench/cube_window.py time --spec 'td?cube_plies=0' --spec td --spec 'td?cube_prune=off'
 
 `margin`: the agent's own 0-ply against 1-ply cube analysis, no judge. The default `td`
 plays itself with the cube (money, `--games` games; and 5-point matches, a fifth as many)
@@ -17,17 +18,19 @@ share of decisions inside the window (searched) and the answers the search chang
 lie outside it (those the window would get wrong against the full search).
 
 `judge`: the cube yardstick (`bench/cube_judge.py`'s set, 1,200 decisions judged by gnubg
-2-ply): `td` at 0 plies, at 1 ply with every decision searched (`cube_window=off`) and
+2-ply): `td` at 0 plies (`cube_plies=0`), at 1 ply with every decision searched (`cube_window=off`) and
 windowed (the default window, `agents.td.CUBE_WINDOW`, or `--margin`: one margin, or three for
 the double, the take and the resignation, as the spec's `cube_window`): the error of each, the
 windowed minus the full search paired, how many of the doubler's and taker's questions the
 window answered at 0 plies, and how many of those answers differ from the full search's.
 
 `time`: money games with the cube (`--no-cube`: without, where the agent is still asked
-whether to resign) against `--opponent` (one process, one core, the network warm): `td`
-(0-ply cube), `td?cube_plies=1` (windowed, or `&cube_window=M` with `--margin`) and
-`td?cube_plies=1&cube_window=off` (full), each `--games` games on the same dice, the three
-taking turns in each of `--rounds` rounds; the median CPU and wall seconds of the games
+whether to resign) against `--opponent` (one process, one core, the network warm):
+`td?cube_plies=0` (Janowski), `td?cube_plies=1` (windowed, or `&cube_window=M` with
+`--margin`) and `td?cube_plies=1&cube_window=off` (full), the 1-ply ones with their replies
+pruned as the spec's default is (`cube_prune`), or the td specs given by `--spec` (the
+first the base of the ratios), each `--games` games on the same dice, taking turns in each
+of `--rounds` rounds; the median CPU and wall seconds of the games
 (start-up excluded), the ratio to the 0-ply cube's, and how many searches each made (and
 by question, in the last round).
 """
@@ -163,7 +166,7 @@ def windowed(margin_: str | None) -> str:
 def judge(margin_: str | None, path: Path) -> None:
     """The window on the cube yardstick: errors, paired difference, skips and changes."""
     judged = CubeSet.load(path)
-    specs = ["td", "td?cube_plies=1&cube_window=off", windowed(margin_)]
+    specs = ["td?cube_plies=0", "td?cube_plies=1&cube_window=off", windowed(margin_)]
     answers = {}
     for spec in specs:
         t = time.perf_counter()
@@ -179,7 +182,7 @@ def judge(margin_: str | None, path: Path) -> None:
         )
         paired = row["paired"]["total"]
         print(f"  {spec:36} {cells}  paired to full {paired['mean']:+.2f}±{paired['se']:.2f}")
-    agent, window = load_agent("td"), load_agent(specs[2]).cube_window  # type: ignore[attr-defined]
+    agent, window = load_agent(specs[0]), load_agent(specs[2]).cube_window  # type: ignore[attr-defined]
     assert isinstance(agent, TDAgent) and window is not None
     skipped = np.zeros((len(judged), 2), bool)
     for i, board in enumerate(judged.boards):
@@ -197,12 +200,21 @@ def judge(margin_: str | None, path: Path) -> None:
 
 
 def timing(
-    games: int, rounds: int, opponent: str, seed: int, cube: bool, margin_: str | None
+    games: int,
+    rounds: int,
+    opponent: str,
+    seed: int,
+    cube: bool,
+    margin_: str | None,
+    specs: list[str] | None = None,
 ) -> None:
     """Median CPU and wall seconds of money games (with the cube, or without it: the agent
-    is still asked whether to resign) at the three cube settings."""
-    specs = ["td", windowed(margin_), "td?cube_plies=1&cube_window=off"]
+    is still asked whether to resign) at the three cube settings, or `specs` (the first
+    the base of the ratios)."""
+    if not specs:
+        specs = ["td?cube_plies=0", windowed(margin_), "td?cube_plies=1&cube_window=off"]
     agents = {spec: load_agent(spec) for spec in specs}
+    width = max(len(spec) for spec in specs)
     other = load_agent(opponent)
     # Searches made (a board and context not the last one searched), by spec and question.
     searches: dict[str, dict[str, int]] = {spec: {} for spec in specs}
@@ -232,7 +244,7 @@ def timing(
         assert isinstance(agent, TDAgent)
         counted(agent, spec)
     settings = PairSettings(cube=cube)
-    play_pair(agents["td"], other, games=4, seed=seed + 1, settings=settings)  # warm-up
+    play_pair(agents[specs[0]], other, games=4, seed=seed + 1, settings=settings)  # warm-up
     times: dict[str, list[tuple[float, float]]] = {spec: [] for spec in specs}
     points: dict[str, float] = {}
     for r in range(rounds):
@@ -242,21 +254,24 @@ def timing(
             pair = play_pair(agents[spec], other, games=games, seed=seed, settings=settings)
             times[spec].append((time.process_time() - cpu, time.perf_counter() - wall))
             points[spec] = sum(g.a_points for g in pair.results) / len(pair.results)
-            print(f"  round {r + 1} {spec:34} {times[spec][-1][0]:6.2f} CPU s")
-    base = statistics.median(c for c, _ in times["td"])
+            print(f"  round {r + 1} {spec:{width}} {times[spec][-1][0]:6.2f} CPU s")
+    base = statistics.median(c for c, _ in times[specs[0]])
     kind = "with the cube" if cube else "without the cube"
     print(f"\n{games} money games {kind} against {opponent}, medians of {rounds} rounds")
-    print(f"  {'td spec':34} {'CPU s':>7} {'wall s':>7} {'/ 0-ply':>8} {'searches':>9} {'ppg':>7}")
+    head = f"{'CPU s':>7} {'wall s':>7} {'/ base':>8} {'searches':>9} {'ppg':>7}"
+    print(f"  {'td spec':{width}} {head}")
     for spec in specs:
         c = statistics.median(c for c, _ in times[spec])
         w = statistics.median(w for _, w in times[spec])
         print(
-            f"  {spec:34} {c:7.2f} {w:7.2f} {c / base:7.2f}x {sum(searches[spec].values()):9d}"
+            f"  {spec:{width}} {c:7.2f} {w:7.2f} {c / base:7.2f}x {sum(searches[spec].values()):9d}"
             f" {points[spec]:+7.3f}"
         )
     print("searches by the question that first needed them (the last round):")
-    for spec in specs[1:]:
-        print(f"  {spec:34} " + ", ".join(f"{q} {n}" for q, n in sorted(searches[spec].items())))
+    for spec in specs:
+        if searches[spec]:
+            tally = ", ".join(f"{q} {n}" for q, n in sorted(searches[spec].items()))
+            print(f"  {spec:{width}} {tally}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,6 +286,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--opponent", default="gnubg?plies=0")
     parser.add_argument("--no-cube", action="store_true", help="time: cubeless games")
+    parser.add_argument(
+        "--spec",
+        action="append",
+        help="time: a td spec to time (repeat; the first is the base of the ratios)",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -280,13 +300,21 @@ def main(argv: list[str] | None = None) -> int:
             load_agent(windowed(args.margin))
         except ValueError as e:
             parser.error(str(e))
+    for spec in args.spec or []:
+        try:
+            if not isinstance(load_agent(spec), TDAgent):
+                parser.error(f"--spec {spec!r} is not a td agent")
+        except ValueError as e:
+            parser.error(str(e))
     if args.part == "margin":
         margin(args.games or 400, args.seed)
     elif args.part == "judge":
         judge(args.margin, args.set)
     else:
         cube = not args.no_cube
-        timing(args.games or 200, args.rounds, args.opponent, args.seed, cube, args.margin)
+        timing(
+            args.games or 200, args.rounds, args.opponent, args.seed, cube, args.margin, args.spec
+        )
     return 0
 
 

@@ -217,7 +217,7 @@ def judge(only: list[str] | None = None, kept: dict | None = None) -> dict:
             diff = cost - first
             deep = judged.cost(judged.choose(load_agent(f"{spec}?plies=1")))
             cube = {}
-            for plies, window in ((0, ""), (1, "&cube_window=off")):
+            for plies, window in ((0, ""), (1, "&cube_window=off&cube_prune=off")):
                 agent = load_agent(f"{spec}?cube_plies={plies}{window}")
                 cube[plies] = cubes.summary(cubes.errors(*cubes.answers(agent)))["total"]
             two = TWO_PLY.get(name, (None, None, None, None))

@@ -22,7 +22,8 @@ from gnubg_oracle import GnubgEvaluator
 import engine
 from agents import cubeful, load_agent
 from agents.gnubg import GnubgAgent
-from agents.td import CUBE_WINDOW, CubeWindow, TDAgent
+from agents.search import Pruner
+from agents.td import CUBE_PLIES, CUBE_WINDOW, CubeWindow, TDAgent
 from vrhcaby.equity import cube, decisions, met
 from vrhcaby.equity.context import GameContext
 from vrhcaby.equity.outcomes import invert
@@ -240,10 +241,107 @@ def test_each_question_has_its_own_margin(boards) -> None:
         assert evaluator.asked > 1
 
 
-@pytest.mark.parametrize("margins", [(0.0, 0.1, 0.1), (0.1, -1.0, 0.1), (0.1, 0.1, math.nan)])
-def test_a_window_margin_must_be_above_0(margins) -> None:
-    with pytest.raises(ValueError, match="margin must be above 0"):
+@pytest.mark.parametrize(
+    "margins", [(-0.1, 0.1, 0.1), (0.1, -1.0, 0.1), (0.1, 0.1, math.nan), (0.1, math.inf, 0.1)]
+)
+def test_a_window_margin_must_be_0_or_more(margins) -> None:
+    with pytest.raises(ValueError, match="margin must be 0 or more"):
         CubeWindow(*margins)
+
+
+def test_a_margin_of_0_answers_at_0_plies(boards) -> None:
+    """A resignation margin of 0 (the default's): offers and answers to offers are the 0-ply
+    ones, with no search, however near the threshold; a double margin of 0 the same."""
+    evaluator, plain = Counting(), GnubgEvaluator()
+    agent = TDAgent(evaluator, cube_plies=1, cube_window=CubeWindow(0.0, 0.0, 0.0), efficiency=PYPI)
+    flat = TDAgent(plain, efficiency=PYPI)
+    assert CUBE_WINDOW.resign == 0.0
+    context = GameContext(cube_value=2, cube_owner="me")
+    # lost, no gammon: the opponent bears off its last checker next turn, the side on roll
+    # at least two now, so resigning a single game is worth what playing on is
+    lost = engine.Position(np.array([[1] + [0] * 24, [15] + [0] * 24], dtype=np.int8))
+    near = decisions.resignation_gap(
+        invert(plain.probabilities(lost.board[::-1][None])[0]), context
+    )
+    assert near < 0.01
+    for position in [lost, *(engine.Position(b) for b in boards[:4])]:
+        for a in (agent, flat):
+            a.__dict__.pop("_last_zero", None)
+        evaluator.asked = 0
+        assert agent.resign_offer(position, context) == flat.resign_offer(position, context)
+        assert agent.double_decision(position, context) == flat.double_decision(position, context)
+        for value in (1, 2, 3):
+            assert agent.accept_resignation(position, context, value) == flat.accept_resignation(
+                position, context, value
+            )
+        assert evaluator.asked <= 2  # one 0-ply evaluation of each side's board
+
+
+class WorstFirst:
+    """A ranker that puts the evaluator's worst replies first: a search pruned by it to
+    one reply a roll picks the worst one, so its answers differ from the full search's."""
+
+    def __init__(self, evaluator) -> None:
+        self.evaluator = evaluator
+
+    def scores(self, roots: np.ndarray, afterstates: np.ndarray, parent: np.ndarray) -> np.ndarray:
+        p = self.evaluator.probabilities(afterstates)
+        return -(2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4])
+
+
+def test_the_cube_search_is_pruned_by_cube_prune_alone(boards) -> None:
+    """The agent's own cube search keeps the replies `cube_prune` keeps (the reference: the
+    cubeful search given that pruner), whatever its checker search's `prune` is; without a
+    `cube_prune` it values every reply, the checker pruner notwithstanding."""
+    evaluator = GnubgEvaluator()
+    pruner = Pruner(WorstFirst(evaluator), keep=1)
+    cube_pruned = TDAgent(
+        evaluator, cube_plies=1, cube_window=None, efficiency=PYPI, cube_prune=pruner
+    )
+    checker_pruned = TDAgent(
+        evaluator, cube_plies=1, cube_window=None, efficiency=PYPI, prune=pruner
+    )
+    context = GameContext(cube_value=2, cube_owner="me")
+    differ = 0
+    for board in boards[:6]:
+        position = engine.Position(board)
+        full, _ = cubeful.cube_decision(evaluator, board, context, 1, params=PYPI)
+        worst, _ = cubeful.cube_decision(evaluator, board, context, 1, params=PYPI, prune=pruner)
+        got = cube_pruned.cube_decision(position, context)
+        assert (got.nd, got.dt) == pytest.approx((worst.nd, worst.dt), abs=1e-12)
+        plain = checker_pruned.cube_decision(position, context)
+        assert (plain.nd, plain.dt) == pytest.approx((full.nd, full.dt), abs=1e-12)
+        differ += abs(worst.nd - full.nd) > 1e-3
+    assert differ >= 3  # the pruner does change the search
+
+
+def test_td_spec_cube_depth_and_pruning_defaults() -> None:
+    """`td` decides its cube by the windowed, pruned 1-ply search (`CUBE_PLIES`); its
+    checker search is unpruned; `cube_plies=0` loads no cube pruner; an acey-deucey
+    network decides at 0 plies; `cube_prune` takes on, off or the replies kept."""
+    assert CUBE_PLIES == 1
+    agent = load_agent("td")
+    assert agent.cube_plies == 1  # type: ignore[attr-defined]
+    assert agent.cube_prune == Pruner(agent.cube_prune.ranker)  # type: ignore[attr-defined]
+    assert agent.prune is None  # type: ignore[attr-defined]
+    assert load_agent("td?cube_plies=0").cube_prune is None  # type: ignore[attr-defined]
+    assert load_agent("td?cube_prune=off").cube_prune is None  # type: ignore[attr-defined]
+    assert load_agent("td?cube_prune=7").cube_prune.keep == 7  # type: ignore[attr-defined]
+    assert load_agent("td?cube_plies=2").cube_prune.keep == Pruner.keep  # type: ignore[attr-defined]
+    acey = load_agent("td:td-acey-deucey-gen2")
+    assert (acey.cube_plies, acey.cube_prune) == (0, None)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "no", "1.5", "٣"])
+def test_bad_cube_prune_says_so(value: str) -> None:
+    spec = f"td?cube_prune={value}"
+    with pytest.raises(ValueError) as caught:
+        load_agent(spec)
+    text = str(caught.value)
+    assert (
+        text
+        == f"option cube_prune={value!r} of {spec!r} is on, off or the replies kept per roll (1+)"
+    )
 
 
 def test_td_spec_takes_cube_window() -> None:
@@ -254,18 +352,23 @@ def test_td_spec_takes_cube_window() -> None:
     assert every == CubeWindow(double=0.05, take=0.05, resign=0.05)
     three = load_agent("td?cube_plies=1&cube_window=0.3,0.6,0.25").cube_window  # type: ignore[attr-defined]
     assert three == CubeWindow(double=0.3, take=0.6, resign=0.25)
+    zero = load_agent("td?cube_window=0.3,0.6,0").cube_window  # type: ignore[attr-defined]
+    assert zero == CubeWindow(double=0.3, take=0.6, resign=0.0) == CUBE_WINDOW
 
 
 @pytest.mark.parametrize(
     "value",
-    ["0", "-0.1", "nan", "inf", "wide", "0,1", "½", "1e999", "0.1,0.2,0", "1,2,3,4", "1,,2"],
+    ["-0.1", "nan", "inf", "wide", "0,1", "½", "1e999", "0.1,0.2,-1", "1,2,3,4", "1,,2"],
 )
 def test_bad_cube_windows_say_so(value: str) -> None:
     spec = f"td?cube_plies=1&cube_window={value}"
     with pytest.raises(ValueError) as caught:
         load_agent(spec)
     text = str(caught.value)
-    assert f"option cube_window={value!r} of {spec!r} is on, off, a margin above 0 or three" in text
+    expected = (
+        f"option cube_window={value!r} of {spec!r} is on, off, a margin of 0 or more or three"
+    )
+    assert expected in text
     assert "\n" not in text
 
 

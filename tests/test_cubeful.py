@@ -338,7 +338,7 @@ def test_0ply_is_janowskis_formula(boards: list[np.ndarray]) -> None:
 def test_td_spec_takes_cube_plies() -> None:
     agent = load_agent("td?plies=1&cube_plies=2")
     assert (agent.plies, agent.cube_plies) == (1, 2)
-    assert load_agent("td").cube_plies == 0  # tournaments' default (agents.td): 0-ply cube
+    assert load_agent("td").cube_plies == 1  # the spec's default (agents.td.CUBE_PLIES)
 
 
 def test_cube_command_answers_at_2_plies_by_default(boards: list[np.ndarray], capsys, monkeypatch):

@@ -89,7 +89,8 @@ def test_the_tiny_recipe_runs_every_stage_and_reports_them(uninterrupted: Path) 
     last = gens[-1]
     assert set(last["cube_errors"]) == {"0", "1"}
     for plies, error in last["cube_errors"].items():
-        agent = load_agent(f"td:{last['network']}?cube_plies={plies}&cube_window=off")
+        full = "cube_window=off&cube_prune=off"  # every decision searched, every reply valued
+        agent = load_agent(f"td:{last['network']}?cube_plies={plies}&{full}")
         assert error == pytest.approx(1000 * cubes.errors(*cubes.answers(agent)).total.mean())
     # every stage's cost is summed into the run's, and the report has them all
     total = sum(s.get("core_hours", 0.0) for s in doc["stages"].values())

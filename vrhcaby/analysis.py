@@ -44,10 +44,8 @@ __all__ = ["CUBE_PLIES", "Candidate", "PositionEvaluation", "candidate_plays", "
 #: (docs/benchmarks.md, "Cube decisions by look-ahead": generation 5 gives away 4.82
 #: millipoints a decision at 2 plies against 6.39 at 1 and 10.09 at 0; GNU Backgammon 0-ply
 #: 5.14), for about 40 ms of CPU more than 1 ply in a warm decision. The td agent's own
-#: default stays 0 (`agents.td`): a 1-ply cube decision before each roll made a cube money
-#: session 4.6-5.2 times as long (2.1-2.5 pruned), and 2.75 times with the agent's cube
-#: window (`agents.td.CubeWindow`: the search only near a threshold), over the twice that
-#: would make it the agent's default.
+#: default in games is 1 ply (`agents.td.CUBE_PLIES`), windowed and pruned for speed: a
+#: cube decision is asked before every roll there.
 CUBE_PLIES = 2
 
 

@@ -51,13 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="AGENT",
         help="agent specs: random, heuristic, pubeval, td[:PATH][?plies=N&cube_plies=N], "
-        "gnubg[?plies=N]; td's cube decisions are 0-ply here by default (Janowski, fast), "
-        "where vrhcaby cube looks 2 plies ahead: td?cube_plies=1 plays a 1-ply cube "
-        "(the default's cube error on the cube yardstick, docs/benchmarks.md: 5.1 "
-        "millipoints a decision against 9.7 at 0 ply, gnubg 0-ply 5.1; worth +0.002 to "
-        "+0.011 ppg against gnubg over 100,000 games; the cube games 3.2 times as long, "
-        "searching only near a threshold: cube_window=off searches every decision, 5.0 "
-        "millipoints, 6.4 times as long)",
+        "gnubg[?plies=N]; td's cube decisions look 1 ply ahead by default (GNU "
+        "Backgammon's cubeful search, only near a threshold, its replies pruned: 5.0 "
+        "millipoints a decision on the cube yardstick, docs/benchmarks.md, gnubg 0-ply "
+        "5.1; the games under twice as long as with td?cube_plies=0, Janowski on the "
+        "0-ply probabilities, 9.7 millipoints); vrhcaby cube looks 2 plies ahead",
     )
     parser.add_argument(
         "--games",

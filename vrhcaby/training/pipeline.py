@@ -459,6 +459,10 @@ class Stopped(Exception):
         self.status = status
 
 
+#: The td spec options of the cube judged at each depth: every decision searched, every
+#: reply valued (the search itself, not the agent's windowed and pruned economy).
+FULL_SEARCH = "cube_window=off&cube_prune=off"
+
 #: The stage processes' entry point, on this floor (`vrhcaby.training.stage`).
 STAGE = "vrhcaby.training.stage"
 
@@ -713,7 +717,7 @@ def judge(cfg: GenerationsConfig, network: str, duel: Duel | None = None) -> dic
             str(plies): float(
                 1000
                 * cubes.errors(
-                    *cubes.answers(load_agent(f"td:{network}?cube_plies={plies}&cube_window=off"))
+                    *cubes.answers(load_agent(f"td:{network}?cube_plies={plies}&{FULL_SEARCH}"))
                 ).total.mean()
             )
             for plies in cfg.cube_plies
@@ -748,9 +752,11 @@ def play_duel(network: str, duel: Duel, games: int) -> dict[str, Any]:
         }
         kept = kept_games(folder, head)
         keep = functools.partial(keep_chunk, folder)
+    # Cubeless: the agents are still asked whether to resign, at 0 plies here as before the
+    # spec's cube looked ahead (quicker, and a duel resumed plays its chunks alike).
     result = play_pair(
-        load_agent(f"td:{network}"),
-        load_agent(f"td:{duel.teacher}"),
+        load_agent(f"td:{network}?cube_plies=0"),
+        load_agent(f"td:{duel.teacher}?cube_plies=0"),
         games=games,
         seed=duel.seed,
         settings=PairSettings(variant=duel.variant, cube=False, mirrored=True),
