@@ -41,8 +41,8 @@ resignations 0-ply (the window's resignation margin 0): on the cube yardstick ge
 9's windowed, pruned 1-ply cube errs 5.01 millipoints a decision against gnubg 0-ply's
 5.14 and its own 0-ply cube's 9.70; a cube tournament against gnubg 0-ply takes about 1.5
 times the 0-ply cube's time, a cubeless one the same; against the `gnubg` agent it scored
-+0.052 and +0.046 ppg over 20,000 games on two seeds, on seed 11 +0.030 +- 0.020 better
-than the 0-ply cube on the same dice (docs/benchmarks.md, docs/distillation.md).
++0.033 ppg over 100,000 games (generation 8's 0-ply cube +0.029 on the same dice, paired
++0.004 +- 0.015; docs/benchmarks.md, docs/distillation.md).
 `td?cube_plies=0` asks for Janowski on the 0-ply probabilities; acey-deucey networks
 decide at 0 plies (they have no look-ahead). The analysis commands (`vrhcaby cube`,
 `eval`, `analyse`, `serve`) look 2 plies ahead unless told otherwise
@@ -170,8 +170,9 @@ CUBE_WINDOW = CubeWindow(double=0.3, take=0.6, resign=0.0)
 
 #: The cube depth of the `td` spec that names none (`load_td`; `td?cube_plies=C`): the
 #: cubeful 1-ply search, windowed (`CUBE_WINDOW`) and pruned (`cube_prune`), which errs
-#: on the cube yardstick as GNU Backgammon 0-ply does for under twice the 0-ply cube's
-#: time in games (docs/benchmarks.md). Acey-deucey networks decide at 0 plies.
+#: on the cube yardstick as GNU Backgammon 0-ply does for about 1.5 times the 0-ply cube's
+#: time in cube games, the same in cubeless ones (docs/benchmarks.md). Acey-deucey
+#: networks decide at 0 plies.
 CUBE_PLIES = 1
 
 

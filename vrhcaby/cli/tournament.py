@@ -51,11 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="AGENT",
         help="agent specs: random, heuristic, pubeval, td[:PATH][?plies=N&cube_plies=N], "
-        "gnubg[?plies=N]; td's cube decisions look 1 ply ahead by default (GNU "
+        "gnubg[?plies=N]; td's doubles and takes look 1 ply ahead by default (GNU "
         "Backgammon's cubeful search, only near a threshold, its replies pruned: 5.0 "
         "millipoints a decision on the cube yardstick, docs/benchmarks.md, gnubg 0-ply "
-        "5.1; the games under twice as long as with td?cube_plies=0, Janowski on the "
-        "0-ply probabilities, 9.7 millipoints); vrhcaby cube looks 2 plies ahead",
+        "5.1; cube games about 1.5 times as long as with td?cube_plies=0, Janowski on the "
+        "0-ply probabilities, 9.7 millipoints; its resignations are 0-ply, so cubeless "
+        "games are the same); vrhcaby cube looks 2 plies ahead",
     )
     parser.add_argument(
         "--games",
