@@ -18,9 +18,10 @@ share of decisions inside the window (searched) and the answers the search chang
 lie outside it (those the window would get wrong against the full search).
 
 `judge`: the cube yardstick (`bench/cube_judge.py`'s set, 1,200 decisions judged by gnubg
-2-ply): `td` at 0 plies (`cube_plies=0`), at 1 ply with every decision searched (`cube_window=off`) and
-windowed (the default window, `agents.td.CUBE_WINDOW`, or `--margin`: one margin, or three for
-the double, the take and the resignation, as the spec's `cube_window`): the error of each, the
+2-ply): `td` at 0 plies (`cube_plies=0`), at 1 ply with every decision searched
+(`cube_window=off`) and windowed (the default window, `agents.td.CUBE_WINDOW`, or
+`--margin`: one margin, or three for the double, the take and the resignation, as the
+spec's `cube_window`): the error of each, the
 windowed minus the full search paired, how many of the doubler's and taker's questions the
 window answered at 0 plies, and how many of those answers differ from the full search's.
 
