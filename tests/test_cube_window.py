@@ -26,7 +26,7 @@ from agents.search import Pruner
 from agents.td import CUBE_PLIES, CUBE_WINDOW, CubeWindow, TDAgent
 from vrhcaby.equity import cube, decisions, met
 from vrhcaby.equity.context import GameContext
-from vrhcaby.equity.outcomes import invert
+from vrhcaby.equity.outcomes import equity, invert
 
 PYPI = cube.GNUBG_PYPI_EFFICIENCY
 MARGIN = 0.1
@@ -285,8 +285,7 @@ class WorstFirst:
         self.evaluator = evaluator
 
     def scores(self, roots: np.ndarray, afterstates: np.ndarray, parent: np.ndarray) -> np.ndarray:
-        p = self.evaluator.probabilities(afterstates)
-        return -(2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4])
+        return -equity(self.evaluator.probabilities(afterstates))
 
 
 def test_the_cube_search_is_pruned_by_cube_prune_alone(boards) -> None:
