@@ -40,6 +40,8 @@ from vrhcaby.learn.labels import (
     Shard,
     config_difference,
     make_shard,
+    opponent_agent,
+    self_play,
     shard_meta,
 )
 from vrhcaby.nn.net import load_evaluator
@@ -498,3 +500,49 @@ def test_shards_made_before_a_setting_existed_count_as_made_with_its_default():
     assert "prune = 0 in the shard, 3 in this run" in config_difference(
         replace(TINY, prune=3), meta
     )
+
+
+# ---- labels of games against an opponent ---------------------------------------------
+
+
+class RecordingPubeval:
+    """pubeval as the opponent, remembering each board it was asked to play (side on
+    roll in row 1) and the board its play leaves to the other side."""
+
+    def __init__(self) -> None:
+        from agents.pubeval import PubevalAgent
+
+        self.inner = PubevalAgent()
+        self.asked: list[bytes] = []
+        self.left: list[bytes] = []
+
+    def choose_boards(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        out = self.inner.choose_boards(boards, dice)
+        self.asked += [b.tobytes() for b in boards]
+        self.left += [np.ascontiguousarray(a[::-1]).tobytes() for a in out]
+        return out
+
+
+def test_an_opponent_plays_the_other_side_and_only_the_students_turns_are_labelled(teacher):
+    """With an opponent, the games alternate between the student's plays and the
+    opponent's: every decision kept is one the student faced, a board the opponent's
+    play left (the games' first turns aside), never a board the opponent was asked."""
+    config = replace(TINY, sample=1.0, explore=0.0, keep_agreeing=1.0)
+    opponent = RecordingPubeval()
+    decisions = self_play(teacher, 6, config, np.random.default_rng(3), opponent)
+    start = engine.Position.start().board.tobytes()
+    kept = [b.tobytes() for b in decisions.boards if b.tobytes() != start]
+    assert len(opponent.asked) > 50 and len(kept) > 50  # both sides played whole games
+    assert not set(kept) & set(opponent.asked)
+    assert set(kept) <= set(opponent.left)
+    # Without one, the student's own plays make the positions: most are not pubeval's.
+    alone = self_play(teacher, 6, config, np.random.default_rng(3))
+    assert len({b.tobytes() for b in alone.boards} - set(opponent.left)) > len(alone.boards) // 2
+
+
+def test_a_bad_opponent_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="opponent 'gnubgx'") as e:
+        opponent_agent("gnubgx")
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="acey-deucey: no opponent"):
+        LabelConfig(variant="acey-deucey", plies=1, filter=(2,), opponent="pubeval")

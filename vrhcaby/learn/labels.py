@@ -29,6 +29,15 @@ choice among the decision's labelled plays is searched too when it is not `a`: t
 replies whose values mislead the student's search into that play (DAgger's states of
 the learner's own mistakes).
 
+Against an opponent (`LabelConfig.opponent`, an agent spec such as ``gnubg?plies=0``): the
+student plays one side of each game and the opponent the other (the student rolls first
+in the even games), and only the student's decisions are drawn, so the labels are of the
+positions the student meets against that opponent, as tournaments against it reach
+them, not only those of its own play. The opponent chooses moves and nothing else: every
+target is still the teacher's search, so GNU Backgammon may be the opponent and teaches
+nothing. It should choose without noise, so that a shard stays the same wherever it is
+made.
+
 A run plays one variant (`LabelConfig.variant`): the self-play starts from the variant's
 layout. Nackgammon is backgammon from another start. Acey-deucey (`make_shard`'s other
 branch) has its own move generation and extra rolls: the self-play chooses a 1-2 in two
@@ -48,11 +57,12 @@ waiting checkers).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -88,6 +98,10 @@ class LabelConfig:
     """The teacher's checkpoint: a shipped network's name (td-best) or a path."""
     student: str = ""
     """Whose 0-ply self-play makes the positions ("" = the teacher's network)."""
+    opponent: str = ""
+    """An agent spec (`agents.load_agent`, such as ``gnubg?plies=0``) that plays the
+    other side of every game instead of the student (module docstring), and only the
+    student's decisions are labelled ("" = the student plays itself)."""
     plies: int = 2
     """The teacher's search depth (1 or 2)."""
     filter: tuple[int, ...] = (8, 3)
@@ -161,6 +175,8 @@ class LabelConfig:
             raise ValueError("visited_student needs visited above 0 (the decisions searched)")
         if self.variant == ACEY_DEUCEY and self.visited:
             raise ValueError(f"variant acey-deucey: visited must be 0, got {self.visited}")
+        if self.variant == ACEY_DEUCEY and self.opponent:
+            raise ValueError(f"variant acey-deucey: no opponent, got {self.opponent!r}")
 
     @property
     def folder(self) -> Path:
@@ -303,6 +319,31 @@ class Counted:
         return self.inner.probabilities_from(roots, after, parent, *extra)  # type: ignore[attr-defined]
 
 
+@runtime_checkable
+class Chooser(Protocol):
+    """What plays the opponent's side of the self-play (`LabelConfig.opponent`): any agent."""
+
+    def choose_boards(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        """The afterstate each board (B, 2, 25) reaches with its roll (B, 2)."""
+        ...
+
+
+@functools.cache
+def opponent_agent(spec: str, variant: str = "standard") -> Chooser:
+    """The agent of `LabelConfig.opponent` (loaded once a process, as shards are made one
+    after another); a one-line ValueError naming the spec when it names no agent that
+    plays `variant`."""
+    from agents import load_agent
+
+    try:
+        agent = load_agent(spec)
+    except ValueError as exc:
+        raise ValueError(f"opponent {spec!r}: {exc}") from None
+    if not agent.supports(variant) or not isinstance(agent, Chooser):
+        raise ValueError(f"opponent {spec!r} does not play {variant} boards")
+    return agent
+
+
 def rolls(rng: np.random.Generator, n: int, opening: bool) -> np.ndarray:
     """`n` rolls (n, 2) for the games on the move; an opening roll is never a double
     (a double is rolled again), as the games' first turn is played."""
@@ -313,13 +354,21 @@ def rolls(rng: np.random.Generator, n: int, opening: bool) -> np.ndarray:
 
 
 def self_play(
-    student: ValueFunction, games: int, config: LabelConfig, rng: np.random.Generator
+    student: ValueFunction,
+    games: int,
+    config: LabelConfig,
+    rng: np.random.Generator,
+    opponent: Chooser | None = None,
 ) -> _Decisions:
     """Play `games` games of the student against itself at 0-ply, side by side, and keep the
     decisions drawn for labelling (chance `config.sample`) with every legal play, from the
-    layout of `config.variant` (a board variant: standard or Nackgammon)."""
+    layout of `config.variant` (a board variant: standard or Nackgammon). With `opponent`,
+    it plays the student's other side (the student rolls first in the even games) and only
+    the student's decisions are kept."""
     boards = np.repeat(engine.Position.start(config.variant).board[None], games, axis=0)
     live = np.ones(games, dtype=bool)
+    # Whose turn it is in each game: the student's, unless the opponent's.
+    students = np.ones(games, dtype=bool) if opponent is None else np.arange(games) % 2 == 0
     kept: list[tuple] = []
     first = True
     while live.any():
@@ -329,6 +378,7 @@ def self_play(
         after, parent = engine.batch_afterstates(b, dice)
         if not len(after):  # every game on the move is blocked: the turns pass
             boards[idx] = b[:, ::-1]
+            students[idx] = ~students[idx] if opponent is not None else True
             continue
         p = search.afterstate_probabilities(student, b, after, parent)
         scores = np.asarray(equity(p), dtype=np.float64)
@@ -336,6 +386,12 @@ def self_play(
         chosen = b.copy()
         has = rows >= 0
         chosen[has] = after[rows[has]]
+        if opponent is not None:
+            theirs = ~students[idx]
+            drawn &= ~theirs
+            if theirs.any():
+                chosen[theirs] = opponent.choose_boards(b[theirs], dice[theirs])
+            students[idx] = theirs
         considered = np.flatnonzero(drawn)
         if len(considered):
             mask = np.isin(parent, considered)
@@ -440,8 +496,9 @@ def make_shard(
 ) -> Shard:
     """The labels of shard `index` of the run `config` (deterministic in the config and
     the index): `config.games_per_shard` games of the student's self-play (default: the
-    teacher's network), the drawn decisions labelled by the teacher's search (pruned by
-    the ranker `pruner`, the teacher's pruning network, when `config.prune` asks)."""
+    teacher's network; against `config.opponent` where one is named), the drawn decisions
+    labelled by the teacher's search (pruned by the ranker `pruner`, the teacher's pruning
+    network, when `config.prune` asks)."""
     if config.prune and pruner is None:
         raise ValueError("config.prune asks for the teacher's pruning network")
     prune = search.Pruner(pruner, config.prune) if config.prune and pruner else None
@@ -449,7 +506,8 @@ def make_shard(
     teacher = Counted(teacher)
     if config.variant == ACEY_DEUCEY:
         return _make_shard_ad(config, teacher, student, rng)
-    d = self_play(student or teacher.inner, config.games_per_shard, config, rng)
+    opponent = opponent_agent(config.opponent, config.variant) if config.opponent else None
+    d = self_play(student or teacher.inner, config.games_per_shard, config, rng, opponent)
     # The teacher's 1-ply look at the best filter[0] plays by its 0-ply.
     searched = search.filtered_search(
         teacher, d.after, d.parent, d.boards, 1, config.filter[:1], prune=prune

@@ -39,6 +39,7 @@ from vrhcaby.learn.labels import (
     config_difference,
     file_digest,
     make_shard,
+    opponent_agent,
     shard_meta,
 )
 from vrhcaby.nn.checkpoint import write_atomic
@@ -270,6 +271,8 @@ def run_labels(
     teacher = network("teacher", config.teacher, config.variant)
     student = network("student", config.student, config.variant) if config.student else None
     ranker = pruner(config)
+    if config.opponent:
+        opponent_agent(config.opponent, config.variant)  # a bad spec fails here, in one line
     networks = {"teacher": file_digest(find_checkpoint(config.teacher))}
     if config.student:
         networks["student"] = file_digest(find_checkpoint(config.student))
