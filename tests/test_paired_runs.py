@@ -84,3 +84,17 @@ def test_a_folder_without_games_is_refused(tmp_path: Path, runs: dict[str, Path]
     assert bench_script("paired_runs").main([str(tmp_path), str(runs["td"])]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no games.jsonl" in err[0]
+
+
+def test_parted_runs_add_up_to_the_paired_difference(runs):
+    """Where the games part: the kinds' shares add up to the paired difference, and two
+    agents meeting the same deterministic pubeval part first at their own turns (A's),
+    never at one of pubeval's checker plays; a run against itself never parts."""
+    paired_runs = bench_script("paired_runs")
+    same = paired_runs.parted(runs["td"], runs["td"])
+    assert list(same) == ["the same game"] and same["the same game"]["games"] == 24
+    parts = paired_runs.parted(runs["heur"], runs["td"])
+    assert "B's checker play" not in parts and parts["A's checker play"]["games"] > 0
+    assert sum(p["games"] for p in parts.values()) == 24
+    total = sum(p["difference"][0] for p in parts.values())
+    assert total == pytest.approx(paired_runs.compare(runs["heur"], runs["td"])["difference"][0])
