@@ -11,10 +11,10 @@ its first agent (`a`) played with a choice of plays, `--positions` of them drawn
 (`--seed`), so that they weigh classes, gammonish and quiet positions as those games do.
 Every agent named chooses its play in each (at the depth its spec asks); where one
 chooses other than the first agent, both afterstates are valued by GNU Backgammon 2-ply
-(`--judge-plies`; cubeless money equity for the mover, about 7 ms a position). Only the
-disagreements are judged, so a pair of networks that agree on nine decisions in ten is
-compared in a tenth of the judging, and the comparison is paired: the same positions and
-rolls, the dice's luck absent.
+(`--judge-plies`; cubeless money equity for the mover, about 7 ms a position, 3-ply 0.3 to 1
+s). Only the disagreements are judged, so a pair of networks that agree on nine
+decisions in ten is compared in a tenth of the judging, and the comparison is paired:
+the same positions and rolls, the dice's luck absent.
 
 Printed per agent, against the first: the share of decisions where its play differs,
 the equity it gains (+) or loses per such decision by the judge, per decision of the
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("agents", nargs="+", help="agent specs; each compared to the first")
     parser.add_argument("--positions", type=int, default=20_000, help="decisions drawn")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--judge-plies", type=int, default=2, choices=(0, 1, 2))
+    parser.add_argument("--judge-plies", type=int, default=2, choices=(0, 1, 2, 3))
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     if args.positions < 1:
