@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from agents import load_agent  # noqa: E402
+from vrhcaby.play.cube_judge import mean_se  # noqa: E402
 from vrhcaby.play.judge import gnubg_equities  # noqa: E402
 
 CLASSES = ("contact", "crashed", "race", "bearoff")
@@ -97,13 +98,6 @@ class Judge:
             values = gnubg_equities(np.array(list(new.values())), self.plies)
             self.known.update(zip(new, values.tolist(), strict=True))
         return np.array([self.known[k] for k in keys])
-
-
-def mean_se(x: np.ndarray) -> tuple[float, float]:
-    if len(x) == 0:
-        return float("nan"), float("nan")
-    se = float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
-    return float(x.mean()), se
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -367,7 +367,7 @@ def self_play(
     the student's decisions are kept."""
     boards = np.repeat(engine.Position.start(config.variant).board[None], games, axis=0)
     live = np.ones(games, dtype=bool)
-    # Whose turn it is in each game: the student's, unless the opponent's.
+    # True in the games where the student is on roll (always, without an opponent).
     students = np.ones(games, dtype=bool) if opponent is None else np.arange(games) % 2 == 0
     kept: list[tuple] = []
     first = True
