@@ -40,10 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from agents import load_agent  # noqa: E402
+from vrhcaby.nn.checkpoint import write_atomic  # noqa: E402
 from vrhcaby.play.cube_judge import mean_se  # noqa: E402
-from vrhcaby.play.judge import gnubg_equities  # noqa: E402
-
-CLASSES = ("contact", "crashed", "race", "bearoff")
+from vrhcaby.play.judge import CLASSES, chosen_plays, gnubg_equities  # noqa: E402
 
 
 def first_agent_turns(folder: Path) -> tuple[np.ndarray, np.ndarray, int, str]:
@@ -72,16 +71,6 @@ def with_choice(boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
     """Indices of the turns with more than one legal play."""
     _, parent = engine.batch_afterstates(boards, dice)
     return np.flatnonzero(np.bincount(parent, minlength=len(boards)) > 1)
-
-
-def chosen(agent, boards: np.ndarray, dice: np.ndarray, chunk: int = 500) -> np.ndarray:
-    """Each board's afterstate (N, 2, 25) as the agent plays its roll."""
-    return np.concatenate(
-        [
-            agent.choose_boards(boards[i : i + chunk], dice[i : i + chunk])
-            for i in range(0, len(boards), chunk)
-        ]
-    )
 
 
 class Judge:
@@ -136,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     judge = Judge(args.judge_plies)
     start = time.perf_counter()
-    base = chosen(agents[0], boards, dice)
+    base = chosen_plays(agents[0], boards, dice)
     results = {}
     header = (
         f"{'agent':<44} {'differs':>8} {'gain/difference':>17} {'gain/decision':>19} {'ppg':>16}"
@@ -144,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header + "".join(f" {c:>18}" for c in CLASSES))
     for spec, agent in zip(args.agents[1:], agents[1:], strict=True):
         t = time.perf_counter()
-        mine = chosen(agent, boards, dice)
+        mine = chosen_plays(agent, boards, dice)
         differ = np.flatnonzero(np.any((mine != base).reshape(len(base), -1), axis=1))
         gain = np.zeros(len(rows))
         if len(differ):
@@ -169,7 +158,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"({len(judge.known):,} afterstates judged, {time.perf_counter() - start:.0f} s)")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
         summary = {
             "folder": str(args.folder),
             "games": games,
@@ -180,9 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             "first": args.agents[0],
             "agents": results,
         }
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        tmp.write_text(json.dumps(summary, indent=1) + "\n")
-        tmp.replace(args.json)
+        write_atomic(args.json, json.dumps(summary, indent=1) + "\n")
     return 0
 
 

@@ -378,7 +378,8 @@ def self_play(
         after, parent = engine.batch_afterstates(b, dice)
         if not len(after):  # every game on the move is blocked: the turns pass
             boards[idx] = b[:, ::-1]
-            students[idx] = ~students[idx] if opponent is not None else True
+            if opponent is not None:
+                students[idx] = ~students[idx]
             continue
         p = search.afterstate_probabilities(student, b, after, parent)
         scores = np.asarray(equity(p), dtype=np.float64)

@@ -199,14 +199,20 @@ class Judged:
         return self.move_cost(self.choose(agent))
 
     def choose(self, agent, chunk: int = 200) -> np.ndarray:
-        """The agent's chosen afterstate of each position, asked `chunk` positions at a
-        time (a 2-ply search of thousands at once would hold gigabytes)."""
-        return np.concatenate(
-            [
-                agent.choose_boards(self.boards[s : s + chunk], self.dice[s : s + chunk])
-                for s in range(0, len(self.boards), chunk)
-            ]
-        )
+        """The agent's chosen afterstate of each position (`chosen_plays`)."""
+        return chosen_plays(agent, self.boards, self.dice, chunk)
+
+
+def chosen_plays(agent, boards: np.ndarray, dice: np.ndarray, chunk: int = 200) -> np.ndarray:
+    """The afterstate (N, 2, 25) the agent plays from each board with its roll, asked
+    `chunk` positions at a time (a 2-ply search of thousands at once would hold
+    gigabytes)."""
+    return np.concatenate(
+        [
+            agent.choose_boards(boards[s : s + chunk], dice[s : s + chunk])
+            for s in range(0, len(boards), chunk)
+        ]
+    )
 
 
 def recorded_positions(
