@@ -546,3 +546,72 @@ def test_a_bad_opponent_is_refused_in_one_line():
     assert "\n" not in str(e.value)
     with pytest.raises(ValueError, match="acey-deucey: no opponent"):
         LabelConfig(variant="acey-deucey", plies=1, filter=(2,), opponent="pubeval")
+
+
+# ---- an ensemble as the teacher --------------------------------------------------------
+
+
+class MeanOfSets:
+    """A plain ensemble: the mean of two network sets' probabilities in contact and crashed
+    positions, the first set's answer (its race network, the rules, the databases)
+    elsewhere."""
+
+    def __init__(self, first, second) -> None:
+        self.first, self.second = first, second
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        from engine.classify import CONTACT, CRASHED, classify_boards
+
+        mine = self.first.probabilities(afterstates).astype(np.float64)
+        both = np.isin(classify_boards(afterstates), [CONTACT, CRASHED])
+        theirs = self.second.probabilities(afterstates[both]).astype(np.float64)
+        mine[both] = (mine[both] + theirs) / 2
+        return mine
+
+
+def test_an_ensemble_teacher_labels_by_the_mean_of_its_sets(tmp_path):
+    """`ensemble`: the teacher's 1-ply values and 0-ply column are those of a plain search
+    by the mean of the two sets' probabilities, and the shard records each member's
+    digest; another member's shards are refused in one line."""
+    run = tiny(tmp_path, "--set", 'teacher="td-contact-set"', shards=1)
+    run += ["--set", 'ensemble=["td-contact-gen2"]']
+    code, out, err = label(*run)
+    assert code == 0, err
+    path = tmp_path / "tiny" / "shard-00000.npz"
+    made = Shard.load(path)
+    sets = [load_evaluator(find_checkpoint(n)) for n in ("td-contact-set", "td-contact-gen2")]
+    mean = MeanOfSets(*sets)
+    alone = sets[0]
+    rows = np.flatnonzero((made.role & TEACHER_CHOICE) > 0)[:6]
+    assert len(rows) >= 4
+    far = 0.0
+    for r in rows:  # within float16's rounding (the shard's file holds float16)
+        after = _key(made.after[r])
+        np.testing.assert_allclose(made.probabilities[r], searched(mean, after, 1), atol=3e-4)
+        np.testing.assert_allclose(made.zero_ply[r], zero_ply(mean, after), atol=3e-4)
+        far = max(far, float(np.abs(made.probabilities[r] - searched(alone, after, 1)).max()))
+    assert far > 1e-3  # the teacher alone would have labelled them otherwise
+    recorded = Shard.meta(path)["networks"]
+    assert (
+        recorded["ensemble-1"]
+        == hashlib.sha256(find_checkpoint("td-contact-gen2").read_bytes()).hexdigest()
+    )
+    code, out, err = label(*run[:-1], 'ensemble=["td-set"]', "--shards", "2")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "ensemble = ['td-contact-gen2'] in the shard" in err
+
+
+@pytest.mark.parametrize(
+    ("member", "message"),
+    [
+        ("td-nothing", "ensemble 'td-nothing': td-nothing: checkpoint not found"),
+        ("td-80", "td-80.pt: not a network set with a contact network"),
+    ],
+)
+def test_a_bad_ensemble_member_is_refused_in_one_line(tmp_path, member, message):
+    run = tiny(tmp_path / "out", "--set", 'teacher="td-contact-set"')
+    code, out, err = label(*run, "--set", f"ensemble={json.dumps([member])}")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="acey-deucey: no ensemble"):
+        LabelConfig(variant="acey-deucey", plies=1, filter=(2,), ensemble=("td-80",))

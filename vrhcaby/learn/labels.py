@@ -96,6 +96,11 @@ class LabelConfig:
     """Run name: the shards are OUT_DIR/NAME/shard-00000.npz, ..."""
     teacher: str = "td-best"
     """The teacher's checkpoint: a shipped network's name (td-best) or a path."""
+    ensemble: tuple[str, ...] = ()
+    """Other network sets averaged with the teacher's (`vrhcaby.nn.ensemble`: the mean of
+    their contact and crashed networks' probabilities): the teacher's search then values
+    every position by the ensemble, still pruned by the teacher's own pruning network
+    (empty: the teacher alone)."""
     student: str = ""
     """Whose 0-ply self-play makes the positions ("" = the teacher's network)."""
     opponent: str = ""
@@ -177,6 +182,8 @@ class LabelConfig:
             raise ValueError(f"variant acey-deucey: visited must be 0, got {self.visited}")
         if self.variant == ACEY_DEUCEY and self.opponent:
             raise ValueError(f"variant acey-deucey: no opponent, got {self.opponent!r}")
+        if self.variant == ACEY_DEUCEY and self.ensemble:
+            raise ValueError(f"variant acey-deucey: no ensemble, got {list(self.ensemble)}")
 
     @property
     def folder(self) -> Path:
@@ -693,7 +700,8 @@ def _one_ply_chunks(search_one, agent, after: np.ndarray, extra: np.ndarray) -> 
 
 def shard_meta(config: LabelConfig, index: int, networks: dict[str, str] | None = None) -> dict:
     """What a shard's file says of how it was made: the config, the shard's index and, in
-    `networks`, the SHA-256 (`file_digest`) of the teacher's (and student's) file."""
+    `networks`, the SHA-256 (`file_digest`) of the teacher's (and student's, and each
+    ensemble member's) file."""
     meta = {"config": asdict(config), "shard": index, "version": 1}
     if networks:
         meta["networks"] = dict(networks)
@@ -724,10 +732,6 @@ def config_difference(
     there = meta.get("config")
     if not isinstance(there, dict):
         return "no config recorded"
-    for role, digest in (networks or {}).items():
-        recorded = (meta.get("networks") or {}).get(role)
-        if recorded is not None and recorded != digest:
-            return f"another {role} network of the same name (SHA-256 {recorded[:12]}...)"
     missing = object()
     defaults = json.loads(json.dumps(asdict(LabelConfig())))  # what older shards did not record
     for key in [*here, *(k for k in there if k not in here)]:
@@ -737,4 +741,8 @@ def config_difference(
         if mine != theirs:
             shown = ["(unset)" if v is missing else repr(v) for v in (theirs, mine)]
             return f"{key} = {shown[0]} in the shard, {shown[1]} in this run"
+    for role, digest in (networks or {}).items():
+        recorded = (meta.get("networks") or {}).get(role)
+        if recorded is not None and recorded != digest:
+            return f"another {role} network of the same name (SHA-256 {recorded[:12]}...)"
     return None

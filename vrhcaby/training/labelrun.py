@@ -79,6 +79,38 @@ def network(role: str, spec: str, variant: str = "standard") -> ValueFunction:
     return evaluator
 
 
+def teacher_network(config: LabelConfig) -> ValueFunction:
+    """The teacher's evaluator (`network`), or, when the config names an `ensemble`, the
+    ensemble of the teacher's network set and its members' (`vrhcaby.nn.ensemble`); a
+    ValueError naming the member that is missing or no network set."""
+    teacher = network("teacher", config.teacher, config.variant)
+    if not config.ensemble:
+        return teacher
+    from vrhcaby.nn.ensemble import ensemble_set
+
+    paths = [find_checkpoint(config.teacher)]
+    for spec in config.ensemble:
+        try:
+            paths.append(find_checkpoint(spec))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"ensemble {spec!r}: {exc}") from None
+    try:
+        return ensemble_set(paths)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"ensemble: {exc}") from None
+
+
+def digests(config: LabelConfig) -> dict[str, str]:
+    """The SHA-256 of each network the run names, by role (teacher, student, ensemble-1,
+    ...): a folder's shards must have been made by the same files."""
+    networks = {"teacher": file_digest(find_checkpoint(config.teacher))}
+    if config.student:
+        networks["student"] = file_digest(find_checkpoint(config.student))
+    for i, spec in enumerate(config.ensemble, 1):
+        networks[f"ensemble-{i}"] = file_digest(find_checkpoint(spec))
+    return networks
+
+
 def pruner(config: LabelConfig) -> Ranker | None:
     """The teacher's pruning network (`agents.td.pruner_file`) when the run prunes; a
     ValueError naming the file when it is missing or unsound."""
@@ -268,14 +300,12 @@ def run_labels(
     check_output_dir(config.folder, "out_dir")
     if summary_file:
         check_output_file(summary_file, "--json")
-    teacher = network("teacher", config.teacher, config.variant)
+    teacher = teacher_network(config)
     student = network("student", config.student, config.variant) if config.student else None
     ranker = pruner(config)
     if config.opponent:
         opponent_agent(config.opponent, config.variant)  # a bad spec fails here, in one line
-    networks = {"teacher": file_digest(find_checkpoint(config.teacher))}
-    if config.student:
-        networks["student"] = file_digest(find_checkpoint(config.student))
+    networks = digests(config)
     folder = survey(config, networks)
     try:
         config.folder.mkdir(parents=True, exist_ok=True)
