@@ -25,6 +25,7 @@ from vrhcaby.play.cube_judge import (
     match_id,
     probability_errors,
     recorded_decisions,
+    recorded_turns,
     taker_errors,
 )
 
@@ -203,6 +204,20 @@ def test_gnubg_recomputes_a_stored_decision() -> None:
         np.testing.assert_allclose(p, shipped.probabilities[i], atol=2e-5)
 
 
+def test_the_judge_follows_each_decisions_jacoby_rule() -> None:
+    """A centred cube in a certain gammon: without the Jacoby rule no double is worth the
+    gammon (2 points), with it gammons count for nothing until the cube is turned (1); the
+    rule follows each decision's context, back and forth."""
+    shipped = CubeSet.load(SHIPPED)
+    centred = np.flatnonzero((shipped.match_to == 0) & (shipped.cube_owner < 0))
+    i = centred[np.argmax(shipped.probabilities[centred, 1])]
+    assert shipped.probabilities[i, 1] == 1.0
+    judge = GnubgCubeJudge()
+    off, on = GameContext(jacoby=False), GameContext(jacoby=True)
+    nds = [judge(shipped.boards[i], c)[0] for c in (off, on, off)]
+    assert nds == [2.0, 1.0, 2.0]
+
+
 @pytest.mark.skipif(
     shutil.which("gnubg") is None and not Path("/usr/games/gnubg").exists(),
     reason="needs Debian's gnubg command line",
@@ -263,6 +278,14 @@ def test_recorded_games_give_the_cube_before_each_double() -> None:
     assert [c.cube_owner for c in contexts] == ["centre", "me"]
     assert [c.cube_value for c in contexts] == [1, 2]
     np.testing.assert_array_equal(boards, [second.board, third.board])
+    quiet = [t for t in turns if "dice" in t]  # the same plays, no one doubling
+    both = recorded_turns(SimpleNamespace(results=[_game(turns), _game(quiet)]), jacoby=True)
+    assert both.seats.tolist() == [1, 0, 1] and both.games.tolist() == [0, 0, 1]
+    assert both.doubled.tolist() == [True, True, False]
+    assert [c.jacoby for c in both.contexts] == [True, True, True]
+    assert not any(
+        c.jacoby for c in recorded_turns(SimpleNamespace(results=[_game(quiet)])).contexts
+    )
 
 
 def test_recorded_matches_skip_the_crawford_game_and_keep_post_crawford() -> None:

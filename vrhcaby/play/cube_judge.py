@@ -56,7 +56,8 @@ Judgement = tuple[float, float, float, np.ndarray]
 
 #: The session settings of the judge: one thread (the embedded engine's worker threads
 #: hang the Python package's `hint`), humans on both seats (nothing plays on its own), the
-#: project's default money rules (no Jacoby rule, no beavers), cube decisions at 2 plies
+#: project's default money rules (no Jacoby rule unless a decision's context has it, no
+#: beavers), cube decisions at 2 plies
 #: cubeful without pruning, equities as EMG with five digits.
 _SETUP = (
     "set threads 1",
@@ -115,6 +116,7 @@ class GnubgCubeJudge:
                 "judging cube decisions needs the gnubg package: pip install gnubg"
             ) from None
         self._gnubg = gnubg
+        self._jacoby = False
         with _captured_stdout():
             for command in _SETUP:
                 gnubg.command(command)
@@ -136,6 +138,9 @@ class GnubgCubeJudge:
         """gnubg's `hint` text for the side on roll of `board` before its roll."""
         pid = engine.position_id(np.asarray(board, dtype=np.int8))
         with _captured_stdout() as out:
+            if context.jacoby != self._jacoby:  # the money games' rule, decision by decision
+                self._gnubg.command(f"set jacoby {'on' if context.jacoby else 'off'}")
+                self._jacoby = context.jacoby
             self._gnubg.command(f"set gnubgid {pid}:{match_id(context)}")
             self._gnubg.command("hint")
         return out[0]
@@ -415,33 +420,63 @@ def recorded_decisions(pair) -> tuple[np.ndarray, list[GameContext]]:
     kept where the side on roll may double (`GameContext.may_double`). A turn that ended
     the game with a double passed counts too (it has no play of its own: its position is
     the one the opponent's last play left)."""
+    turns = recorded_turns(pair)
+    return turns.boards, turns.contexts
+
+
+@dataclass(frozen=True)
+class RecordedTurns:
+    """The cube decisions of recorded games (`recorded_turns`)."""
+
+    boards: np.ndarray
+    """int8 (N, 2, 25): the position before the roll, side on roll in row 1."""
+    contexts: list[GameContext]
+    """The side on roll's context, the cube before any double of that turn."""
+    seats: np.ndarray
+    """int (N,): the seat on roll."""
+    doubled: np.ndarray
+    """bool (N,): whether the side on roll doubled in the game."""
+    games: np.ndarray
+    """int (N,): the index of the decision's game among the results."""
+
+
+def recorded_turns(pair, *, jacoby: bool = False) -> RecordedTurns:
+    """`recorded_decisions` with each decision's seat on roll, whether it doubled there and
+    its game, the money games' contexts under the Jacoby rule when `jacoby` (as the games
+    were played)."""
     boards: list[np.ndarray] = []
     contexts: list[GameContext] = []
+    seats: list[int] = []
+    doubles: list[bool] = []
+    games: list[int] = []
     matches: dict[tuple[int, int], MatchScore] = {}
-    for result in pair.results:
+    for g, result in enumerate(pair.results):
         record = result.record or {}
         match_to = int(record.get("match_to", 0))
         match = matches.setdefault((result.sample, result.copy), MatchScore(match_to))
         score = tuple(record.get("score", (0, 0)))
 
-        turns: list[tuple[np.ndarray, int, int, int]] = []  # board, seat, cube, owner
+        turns: list[tuple[np.ndarray, int, bool, int, int]] = []  # board, seat, doubled, cube
         cube, owner = 1, -1
         start = (cube, owner)  # the cube when the turn began, before any double
+        doubled = False  # a double since the last play
         last: dict | None = None  # the last play's record
         for turn in record.get("turns", []):
             action = turn.get("action")
-            if action == "take":
+            if action == "double":
+                doubled = True
+            elif action == "take":
                 cube, owner = cube * 2, turn["player"]
             elif action == "beaver":
                 cube, owner = turn["cube"], turn["player"]
             elif action == "drop" and last is not None:
-                turns.append((_after(last).flip().board, 1 - turn["player"], *start))
+                turns.append((_after(last).flip().board, 1 - turn["player"], True, *start))
             elif "dice" in turn:
                 if last is not None:
                     board = engine.Position.from_id(turn["position_id"]).board
-                    turns.append((board, turn["player"], *start))
-                last, start = turn, (cube, owner)
-        for board, seat, cube, owner in turns:
+                    turns.append((board, turn["player"], doubled, *start))
+                last, start, doubled = turn, (cube, owner), False
+        for board, seat, did_double, cube, owner in turns:
             context = GameContext.of_side(
                 seat,
                 cube_value=cube,
@@ -449,12 +484,22 @@ def recorded_decisions(pair) -> tuple[np.ndarray, list[GameContext]]:
                 score=score,
                 match_to=match_to,
                 crawford=match.crawford,
+                jacoby=jacoby,
             )
             if context.may_double():
                 boards.append(board)
                 contexts.append(context)
+                seats.append(seat)
+                doubles.append(did_double)
+                games.append(g)
         match.after_game(result.points, result.winner)
-    return np.array(boards, dtype=np.int8).reshape(-1, 2, 25), contexts
+    return RecordedTurns(
+        np.array(boards, dtype=np.int8).reshape(-1, 2, 25),
+        contexts,
+        np.array(seats, dtype=np.int64),
+        np.array(doubles, dtype=bool),
+        np.array(games, dtype=np.int64),
+    )
 
 
 def _after(turn: dict) -> engine.Position:
