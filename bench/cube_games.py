@@ -95,8 +95,8 @@ def strata(folder: Path, games: int) -> tuple[np.ndarray, list, np.ndarray, dict
     for i, (board, context) in enumerate(zip(turns.boards, turns.contexts, strict=True)):
         d = decisions.cube_decision(gnubg.before_roll(board), board, context)
         close = min(abs(d.nd - min(d.dt, d.dp)), abs(d.dt - d.dp)) <= CLOSE
-        state = "match" if context.match_to else context.cube_owner.replace("me", "owned")
-        state = state.replace("centre", "centred")
+        state = "centred" if context.cube_owner == "centre" else "owned"
+        state = "match" if context.match_to else state
         on_roll = "a" if turns.seats[i] == a_seats[i] else "b"
         doubled = "doubled" if turns.doubled[i] else "held"
         names.append(f"{on_roll}-{doubled}-{state}-{'close' if close else 'clear'}")
@@ -120,6 +120,8 @@ def draw(names: np.ndarray, n: int, seed: int) -> np.ndarray:
 
 
 def build(folder: Path, out: Path, games: int, n: int, seed: int) -> None:
+    """Draw `n` decisions of the folder's first `games` and judge them into `out` part by
+    part (a rerun with the same arguments resumes), its strata's sizes beside it (.json)."""
     boards, contexts, names, facts = strata(folder, games)
     kinds, counts = np.unique(names, return_counts=True)
     rows = draw(names, n, seed)
