@@ -57,8 +57,8 @@ Judgement = tuple[float, float, float, np.ndarray]
 #: The session settings of the judge: one thread (the embedded engine's worker threads
 #: hang the Python package's `hint`), humans on both seats (nothing plays on its own), the
 #: project's default money rules (no Jacoby rule unless a decision's context has it, no
-#: beavers), cube decisions at 2 plies
-#: cubeful without pruning, equities as EMG with five digits.
+#: beavers), cube decisions at 2 plies cubeful without pruning, equities as EMG with five
+#: digits.
 _SETUP = (
     "set threads 1",
     "set player 0 human",
@@ -435,7 +435,7 @@ class RecordedTurns:
     seats: np.ndarray
     """int (N,): the seat on roll."""
     doubled: np.ndarray
-    """bool (N,): whether the side on roll doubled in the game."""
+    """bool (N,): whether the side on roll doubled at that turn in the game."""
     games: np.ndarray
     """int (N,): the index of the decision's game among the results."""
 

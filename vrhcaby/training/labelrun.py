@@ -81,19 +81,19 @@ def network(role: str, spec: str, variant: str = "standard") -> ValueFunction:
 
 def teacher_network(config: LabelConfig) -> ValueFunction:
     """The teacher's evaluator (`network`), or, when the config names an `ensemble`, the
-    ensemble of the teacher's network set and its members' (`vrhcaby.nn.ensemble`); a
-    ValueError naming the member that is missing or no network set."""
-    teacher = network("teacher", config.teacher, config.variant)
+    ensemble of the teacher's network set and its members' (`vrhcaby.nn.ensemble`, which
+    loads each file once and refuses one that is no network set); a ValueError naming
+    the network that is missing or unsound."""
     if not config.ensemble:
-        return teacher
+        return network("teacher", config.teacher, config.variant)
     from vrhcaby.nn.ensemble import ensemble_set
 
-    paths = [find_checkpoint(config.teacher)]
-    for spec in config.ensemble:
+    paths = []
+    for role, spec in [("teacher", config.teacher), *(("ensemble", s) for s in config.ensemble)]:
         try:
             paths.append(find_checkpoint(spec))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"ensemble {spec!r}: {exc}") from None
+            raise ValueError(f"{role} {spec!r}: {exc}") from None
     try:
         return ensemble_set(paths)
     except (OSError, ValueError) as exc:
