@@ -247,7 +247,8 @@ def test_outputs_the_rules_decide_give_no_gradient(tmp_path: Path) -> None:
     target32 = target.astype(np.float16).astype(np.float32)  # as the shard stores them
     everything = torch.arange(len(data))
     got = distill.loss(model, data, everything, config)
-    want = reference_loss(model, data.inputs, after, target32, 0.7)
+    inputs = torch.from_numpy(np.asarray(NET.encode(after, None), np.float32))
+    want = reference_loss(model, inputs, after, target32, 0.7)
     assert float(got.detach()) == pytest.approx(float(want.detach()), rel=1e-5)
     for g, w in zip(grads(model, got), grads(model, want), strict=True):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-7)
@@ -344,6 +345,27 @@ def test_a_resumed_run_is_the_uninterrupted_one(
     code, out, err = run_train(write_config(tmp_path, labels), "--resume")
     assert code == 0, err
     assert "after epoch 1" in out
+    assert_same_run(tmp_path / "ck", uninterrupted / "ck")
+
+
+def test_encoding_each_batch_fits_as_encoding_ahead(
+    tmp_path: Path, labels: Path, uninterrupted: Path
+) -> None:
+    """A fit that encodes each batch as it is drawn is the fit that encodes ahead, bit for
+    bit, and either may resume the other's run (a fit that ran out of memory resumes with
+    the setting off)."""
+    config = write_config(tmp_path, labels)
+    lazy = DistillConfig(labels=(str(labels),), holdout_every=3, encode_ahead=False)
+    fitted, held = load_labels([labels], NET, lazy)
+    assert fitted.encoded is None and len(fitted) and len(held)
+    rows = torch.tensor([len(fitted) - 1, 0, 3])
+    plain = torch.from_numpy(np.asarray(NET.encode(fitted.after[[-1, 0, 3]], None), np.float32))
+    assert torch.equal(fitted.inputs(rows), plain)
+    shutil.copytree(uninterrupted / "ck", tmp_path / "ck")
+    for epoch in range(2, EPOCHS + 1):
+        (tmp_path / "ck" / f"fit-g{epoch:09d}.pt").unlink()
+    code, out, err = run_train(config, "--resume", "--set", "distill.encode_ahead=false")
+    assert code == 0 and "after epoch 1" in out, err
     assert_same_run(tmp_path / "ck", uninterrupted / "ck")
 
 

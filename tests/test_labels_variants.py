@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from agents.search_ad import one_ply_ad
 from agents.td import TDAgent, find_checkpoint
@@ -151,11 +152,13 @@ def test_acey_deucey_labels_fit_only_an_acey_deucey_network(tmp_path: Path) -> N
     net = NetConfig(encoding="rich", hidden=(8,))
     with pytest.raises(ValueError, match="labels of acey-deucey"):
         load_labels([folder], net, DistillConfig(labels=(str(folder),)))
-    fitted, held = load_labels(
-        [folder], NetConfig(encoding="rich", hidden=(8,), variant_inputs=True), DistillConfig()
-    )
+    ad = NetConfig(encoding="rich", hidden=(8,), variant_inputs=True)
+    fitted, held = load_labels([folder], ad, DistillConfig())
     assert len(fitted) == len(ad_shard().after) and len(held) == 0
-    assert fitted.inputs.shape[1] == NetConfig(encoding="rich", variant_inputs=True).inputs
+    assert fitted.inputs(slice(None)).shape[1] == ad.inputs
+    lazy, _ = load_labels([folder], ad, DistillConfig(encode_ahead=False))
+    rows = torch.arange(len(lazy) - 1, -1, -2)
+    assert torch.equal(lazy.inputs(rows), fitted.inputs(rows))  # with each mover's extra turn
 
 
 def test_nackgammon_self_play_starts_from_nack_ballards_layout() -> None:

@@ -1,8 +1,9 @@
 """Supervised fitting of a network to search labels (`vrhcaby.learn.labels` shards): the
 student learns to say at 0-ply what the teacher's 2-ply search says.
 
-The data: every labelled afterstate of the shards of some runs, its inputs encoded once
-for the student's network, its target the teacher's probabilities. What the rules decide
+The data: every labelled afterstate of the shards of some runs, its inputs encoded for the
+student's network (once, or each batch as it is drawn: `DistillConfig.encode_ahead`), its
+target the teacher's probabilities. What the rules decide
 of an afterstate (a bear-off's database value, a side that has borne off losing no
 gammon) is not fitted: the prediction takes the decided value there, as the TD learner
 does (`vrhcaby.learn.learner`), so those outputs give no gradient. Shards whose index is
@@ -95,6 +96,12 @@ class DistillConfig:
     own teacher's target, and the rank term compares plays within one decision, which one
     teacher labelled), so that a new teacher's labels add to an older one's coverage
     instead of replacing it; off, such folders are refused as a likely mistake."""
+    encode_ahead: bool = True
+    """Encode every label's network inputs once, as the labels load (4 bytes an input: a
+    contact label takes 1 KB, the 7.8 million of generation 10's fit 8 GB); off, each batch's
+    are encoded as it is drawn and only the int8 boards stay in memory (50 bytes a label),
+    for about a tenth more time an epoch: a fit of many labels on a small machine, or two
+    fits side by side. The batches and the fit are the same either way."""
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -128,8 +135,13 @@ class LabelSet:
 
     after: np.ndarray
     """int8 (N, 2, 25), or (N, 2, 26) in acey-deucey."""
-    inputs: torch.Tensor
-    """float32 (N, F): the student's encoding of each afterstate."""
+    extra: np.ndarray | None
+    """bool (N,): whether each mover rolls again (acey-deucey networks), else None."""
+    net: NetConfig
+    """The student's network, whose encoding `inputs` gives."""
+    encoded: torch.Tensor | None
+    """float32 (N, F): every afterstate's inputs, encoded ahead; None: `inputs` encodes
+    the rows asked for (`DistillConfig.encode_ahead`)."""
     targets: torch.Tensor
     """float32 (N, 5): the teacher's probabilities."""
     decided: torch.Tensor
@@ -142,6 +154,16 @@ class LabelSet:
 
     def __len__(self) -> int:
         return len(self.after)
+
+    def inputs(self, rows: torch.Tensor | slice) -> torch.Tensor:
+        """float32 (len(rows), F): the student's encoding of the afterstates `rows`, on the
+        device of the set's tensors."""
+        if self.encoded is not None:
+            return self.encoded[rows]
+        pick = rows if isinstance(rows, slice) else rows.cpu().numpy()
+        extra = None if self.extra is None else self.extra[pick]
+        inputs = np.asarray(self.net.encode(self.after[pick], extra), np.float32)
+        return torch.from_numpy(inputs).to(self.targets.device)
 
 
 def shard_files(folders: Sequence[str | Path], below: int = 0) -> list[Path]:
@@ -240,10 +262,16 @@ def _label_set(
     if config.classes and len(after):
         keep = np.isin(np.asarray(NAMES)[engine.classify_boards(after)], config.classes)
         after, target, zero, decision = after[keep], target[keep], zero[keep], decision[keep]
+        extra = None if extra is None else extra[keep]
     decided = obey_rules(after, np.full((len(after), 5), np.nan, np.float32))
+    encoded = None
+    if config.encode_ahead:
+        encoded = torch.from_numpy(np.asarray(net.encode(after, extra), np.float32)).to(device)
     return LabelSet(
         after=after,
-        inputs=torch.from_numpy(np.asarray(net.encode(after, extra), np.float32)).to(device),
+        extra=extra,
+        net=net,
+        encoded=encoded,
         targets=torch.from_numpy(np.nan_to_num(target)).to(device),
         decided=torch.from_numpy(np.asarray(decided, np.float32)).to(device),
         zero_ply=zero,
@@ -253,7 +281,7 @@ def _label_set(
 
 def predictions(model: torch.nn.Module, data: LabelSet, rows: torch.Tensor | slice) -> torch.Tensor:
     """The model's joint probabilities of `data`'s rows, the rules' values where they decide."""
-    raw = joint(model(data.inputs[rows]))
+    raw = joint(model(data.inputs(rows)))
     fixed = data.decided[rows]
     return torch.where(torch.isnan(fixed), raw, fixed)
 
@@ -417,7 +445,7 @@ def fit_epoch(
     order (from `generator`), each decision's rows together; the mean training loss."""
     _, index = torch.unique(data.decision.cpu(), return_inverse=True)
     rank = torch.randperm(int(index.max()) + 1 if len(index) else 0, generator=generator)
-    order = torch.argsort(rank[index], stable=True).to(data.inputs.device)
+    order = torch.argsort(rank[index], stable=True).to(data.targets.device)
     total = 0.0
     first = epoch * -(-len(data) // config.batch_size)  # the steps of the epochs before
     for s in range(0, len(data), config.batch_size):
