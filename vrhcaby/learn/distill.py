@@ -98,10 +98,11 @@ class DistillConfig:
     instead of replacing it; off, such folders are refused as a likely mistake."""
     encode_ahead: bool = True
     """Encode every label's network inputs once, as the labels load (4 bytes an input: a
-    contact label takes 1 KB, the 7.8 million of generation 10's fit 8 GB); off, each batch's
-    are encoded as it is drawn and only the int8 boards stay in memory (50 bytes a label),
-    for about a tenth more time an epoch: a fit of many labels on a small machine, or two
-    fits side by side. The batches and the fit are the same either way."""
+    contact label takes 1 KB, the fit of 7.8 million labels in session 29 held 10.8 GB); off,
+    each batch's are encoded as it is drawn and only the int8 boards stay in memory (50
+    bytes a label; that fit 2.7 GB), an epoch about a seventh slower: a fit of many labels
+    on a small machine, or two fits side by side. The batches and the fit are the same
+    either way."""
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
