@@ -121,10 +121,12 @@ def test_held_out_scores_of_parts_average_to_the_whole(labels: Path) -> None:
     model = build_model(NET)
     decision = fitted.decision.numpy()
     cut = int(np.flatnonzero(decision != decision[len(decision) // 2])[-1]) + 1
-    parts = [
-        distill.LabelSet(*(getattr(fitted, f.name)[rows] for f in fields(distill.LabelSet)))
-        for rows in (slice(0, cut), slice(cut, None))
-    ]
+
+    def part(rows: slice) -> distill.LabelSet:  # every per-label field cut to `rows`
+        kept = [getattr(fitted, f.name) for f in fields(distill.LabelSet)]
+        return distill.LabelSet(*(k if k is None or k is NET else k[rows] for k in kept))
+
+    parts = [part(rows) for rows in (slice(0, cut), slice(cut, None))]
     whole = held_out(model, fitted, config)
     mean = distill.HeldOut.mean([(held_out(model, p, config), len(p)) for p in parts])
     for name in ("loss", "equity_error", "teacher_0ply_error"):
