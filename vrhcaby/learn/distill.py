@@ -3,12 +3,12 @@ student learns to say at 0-ply what the teacher's 2-ply search says.
 
 The data: every labelled afterstate of the shards of some runs, its inputs encoded for the
 student's network (once, or each batch as it is drawn: `DistillConfig.encode_ahead`), its
-target the teacher's probabilities. What the rules decide
-of an afterstate (a bear-off's database value, a side that has borne off losing no
-gammon) is not fitted: the prediction takes the decided value there, as the TD learner
-does (`vrhcaby.learn.learner`), so those outputs give no gradient. Shards whose index is
-a multiple of `holdout_every` are held out whole (their decisions come from other games
-than the fitted ones), and their loss says when fitting stops helping.
+target the teacher's probabilities. What the rules decide of an afterstate (a bear-off's
+database value, a side that has borne off losing no gammon) is not fitted: the prediction
+takes the decided value there, as the TD learner does (`vrhcaby.learn.learner`), so those
+outputs give no gradient. Shards whose index is a multiple of `holdout_every` are held out
+whole (their decisions come from other games than the fitted ones), and their loss says
+when fitting stops helping.
 
 The loss per afterstate is half the squared error of the five joint probabilities (the
 TD learner's) plus `equity_weight` times half the squared error of the cubeless equity
