@@ -291,7 +291,13 @@ def loss(
     model: torch.nn.Module, data: LabelSet, rows: torch.Tensor | slice, config: DistillConfig
 ) -> torch.Tensor:
     """The mean loss (module docstring) of `data`'s rows, with gradients."""
-    p = predictions(model, data, rows)
+    return _loss_of(predictions(model, data, rows), data, rows, config)
+
+
+def _loss_of(
+    p: torch.Tensor, data: LabelSet, rows: torch.Tensor | slice, config: DistillConfig
+) -> torch.Tensor:
+    """The mean loss of `data`'s rows whose `predictions` are `p`."""
     diff = p - data.targets[rows]
     per_row = 0.5 * (diff * diff).sum(dim=1)
     if config.equity_weight or config.rank_weight:
@@ -376,12 +382,13 @@ def held_out(model: torch.nn.Module, data: LabelSet, config: DistillConfig) -> H
     teacher's 0-ply's (NaN for no labels)."""
     if not len(data):
         return HeldOut.mean([])
-    p = predictions(model, data, slice(None)).cpu().numpy()
+    predicted = predictions(model, data, slice(None))  # once: the loss and the scores
+    p = predicted.cpu().numpy()
     target = equity(data.targets.cpu().numpy())
     zero = equity(data.zero_ply)
     decision = data.decision.cpu().numpy()
     return HeldOut(
-        loss=float(loss(model, data, slice(None), config)),
+        loss=float(_loss_of(predicted, data, slice(None), config)),
         equity_error=float(np.abs(equity(p) - target).mean()),
         teacher_0ply_error=float(np.abs(zero - target).mean()),
         choice_cost=choice_cost(equity(p), target, decision),
