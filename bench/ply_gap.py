@@ -12,8 +12,11 @@ gives for `td:NET` and `td:NET?plies=1`), and the mean and standard deviation, o
 candidates, of their 1-ply equity minus their 0-ply equity: a network whose values one
 ply away agree with its own 0-ply values has a small spread, and a negative mean is the
 one-ply search's winner's curse (the opponent's reply picked among overvalued ones;
-docs/distillation.md, sessions 15 and 16). Then each agent's paired differences of both
-costs to the first agent's.
+docs/distillation.md, sessions 15 and 16). And what a choice among those candidates sees
+of each depth's error: the standard deviation of its equity minus gnubg 2-ply's, less that
+difference's mean over the decision's candidates (a search whose errors are the same for
+every candidate of a decision chooses as the judge does; session 30). Then each agent's
+paired differences of both costs to the first agent's.
 """
 
 from __future__ import annotations
@@ -37,11 +40,14 @@ DEFAULT_SET = ROOT / "data" / "judge" / "gnubg-2ply.npz"
 
 
 def searched(agent: Any, judged: Judged, chunk: int = 200) -> dict[str, np.ndarray]:
-    """The per-decision costs of the 0-ply and 1-ply choices of `agent` (a td agent), and
-    the 1-ply minus 0-ply equity of each candidate valued at 1 ply; `chunk` decisions at a
-    time (a 1-ply search of all of them at once holds about 20 GB)."""
+    """The per-decision costs of the 0-ply and 1-ply choices of `agent` (a td agent), the
+    1-ply minus 0-ply equity of each candidate valued at 1 ply, and those candidates'
+    0-ply and 1-ply errors against the judge relative to their decision's mean error
+    (`relative`); `chunk` decisions at a time (a 1-ply search of all of them at once holds
+    about 20 GB)."""
     chosen: dict[str, list[np.ndarray]] = {"zero": [], "one": []}
     gaps = []
+    relative: dict[str, list[np.ndarray]] = {"zero": [], "one": []}
     for lo in range(0, len(judged.boards), chunk):
         part = judged.first(lo + chunk)
         rows = part.parent >= lo
@@ -59,12 +65,26 @@ def searched(agent: Any, judged: Judged, chunk: int = 200) -> dict[str, np.ndarr
         one = np.where(found.plies == 1, found.values, -np.inf)
         chosen["zero"].append(search.chosen_boards(boards, after, parent, zero))
         chosen["one"].append(search.chosen_boards(boards, after, parent, one))
-        gaps.append((found.values - zero)[found.plies == 1])
+        at_one = found.plies == 1
+        gaps.append((found.values - zero)[at_one])
+        judge = part.equities[rows][at_one]
+        for depth, values in (("zero", zero[at_one]), ("one", found.values[at_one])):
+            relative[depth].append(within(values - judge, parent[at_one]))
     return {
         "zero": judged.cost(np.concatenate(chosen["zero"])),
         "one": judged.cost(np.concatenate(chosen["one"])),
         "gap": np.concatenate(gaps),
+        "relative zero": np.concatenate(relative["zero"]),
+        "relative one": np.concatenate(relative["one"]),
     }
+
+
+def within(error: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Each candidate's `error` less the mean error of its decision's candidates (`parent`:
+    each candidate's decision): the part of the error that can change a choice."""
+    counts = np.bincount(parent)
+    means = np.bincount(parent, error) / np.maximum(counts, 1)
+    return error - means[parent]
 
 
 def mean_se(x: np.ndarray) -> str:
@@ -85,7 +105,9 @@ def main() -> None:
         print(
             f"{spec}: 0-ply {mean_se(r['zero'])}, 1-ply {mean_se(r['one'])}, 1-ply - 0-ply "
             f"over {len(r['gap'])} candidates: mean {r['gap'].mean():+.4f}, sd "
-            f"{r['gap'].std():.4f} ({time.perf_counter() - start:.0f} s)",
+            f"{r['gap'].std():.4f}; error against the judge within a decision: sd 0-ply "
+            f"{r['relative zero'].std():.4f}, 1-ply {r['relative one'].std():.4f} "
+            f"({time.perf_counter() - start:.0f} s)",
             flush=True,
         )
     first = results[args.agents[0]]
