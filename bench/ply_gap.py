@@ -62,10 +62,10 @@ def searched(agent: Any, judged: Judged, chunk: int = 200) -> dict[str, np.ndarr
             agent.filter,
             prune=agent.prune,
         )
-        one = np.where(found.plies == 1, found.values, -np.inf)
+        at_one = found.plies == 1
+        one = np.where(at_one, found.values, -np.inf)
         chosen["zero"].append(search.chosen_boards(boards, after, parent, zero))
         chosen["one"].append(search.chosen_boards(boards, after, parent, one))
-        at_one = found.plies == 1
         gaps.append((found.values - zero)[at_one])
         judge = part.equities[rows][at_one]
         for depth, values in (("zero", zero[at_one]), ("one", found.values[at_one])):
