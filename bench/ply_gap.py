@@ -120,4 +120,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ValueError as exc:  # a bad agent spec or checkpoint, a bad set
+        raise SystemExit(f"ply_gap: {exc}") from None
